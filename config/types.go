@@ -1,0 +1,152 @@
+package config
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Duration is a time.Duration that reads and writes as text such as "30s",
+// "720h" or "7d" (a day is 24 hours).
+type Duration time.Duration
+
+// ParseDuration reads Go duration text, also accepting a whole number of
+// days such as "30d".
+func ParseDuration(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil {
+			return 0, fmt.Errorf("invalid duration %q", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid duration %q (use forms like 90s, 15m, 720h or 30d)", s)
+	}
+	return d, nil
+}
+
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := ParseDuration(string(b))
+	*d = Duration(v)
+	return err
+}
+
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+func (d Duration) String() string { return time.Duration(d).String() }
+
+// D returns the value as a time.Duration.
+func (d Duration) D() time.Duration { return time.Duration(d) }
+
+// Database is a parsed DatabaseURL.
+type Database struct {
+	// Dialect is "sqlite" or "postgres".
+	Dialect string
+	// Path is the SQLite file (SQLite only).
+	Path string
+	// URL is the PostgreSQL connection URL (Postgres only).
+	URL string
+}
+
+// ParseDatabaseURL turns database_url into a Database; empty means SQLite
+// under dataDir.
+func ParseDatabaseURL(raw, dataDir string) (Database, error) {
+	switch {
+	case raw == "":
+		return Database{Dialect: "sqlite", Path: filepath.Join(dataDir, "mull.db")}, nil
+	case strings.HasPrefix(raw, "sqlite:"):
+		p := strings.TrimPrefix(strings.TrimPrefix(raw, "sqlite:"), "//")
+		if p == "" {
+			return Database{}, fmt.Errorf("sqlite URL %q names no file", raw)
+		}
+		return Database{Dialect: "sqlite", Path: p}, nil
+	case strings.HasPrefix(raw, "postgres://"), strings.HasPrefix(raw, "postgresql://"):
+		u, err := url.Parse(raw)
+		if err != nil {
+			return Database{}, fmt.Errorf("cannot parse postgres URL: %v", redactErr(err, raw))
+		}
+		if u.Host == "" && u.Query().Get("host") == "" {
+			return Database{}, fmt.Errorf("postgres URL names no host")
+		}
+		return Database{Dialect: "postgres", URL: raw}, nil
+	default:
+		return Database{}, fmt.Errorf("unsupported scheme in %q: want postgres://, postgresql:// or sqlite:PATH", MaskURL(raw))
+	}
+}
+
+// MaskURL hides the password in a URL, for logs and `config print`.
+func MaskURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.User == nil {
+		return raw
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}
+
+func redactErr(err error, raw string) string {
+	return strings.ReplaceAll(err.Error(), raw, MaskURL(raw))
+}
+
+func validateListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port: %v", addr, err)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("port %q is not a number from 0 to 65535", port)
+	}
+	_ = host
+	return nil
+}
+
+// CronParser parses mull's cron expressions: standard five fields or a
+// descriptor, with an optional CRON_TZ= or TZ= prefix.
+var CronParser = cron.NewParser(cron.Minute | cron.Hour | cron.Dom | cron.Month | cron.Dow | cron.Descriptor)
+
+// ParseCron parses a schedule, defaulting its time zone to UTC rather than
+// the process's local zone.
+func ParseCron(expr string) (cron.Schedule, error) {
+	expr = strings.TrimSpace(expr)
+	if !strings.HasPrefix(expr, "CRON_TZ=") && !strings.HasPrefix(expr, "TZ=") {
+		expr = "CRON_TZ=UTC " + expr
+	}
+	return CronParser.Parse(expr)
+}
+
+func validateCron(entries []Cron) error {
+	seen := map[string]bool{}
+	for i, c := range entries {
+		key := fmt.Sprintf("cron[%d]", i)
+		if c.Kind == "" {
+			return bad(key+".kind", "must name a job kind")
+		}
+		if seen[c.Name] {
+			return bad(key+".name", "%q is used by an earlier entry", c.Name)
+		}
+		seen[c.Name] = true
+		if strings.TrimSpace(c.Schedule) == "" {
+			return bad(key+".schedule", "must not be empty")
+		}
+		if _, err := ParseCron(c.Schedule); err != nil {
+			return bad(key+".schedule", "cannot parse %q: %v", c.Schedule, err)
+		}
+		var obj map[string]any
+		if err := json.Unmarshal([]byte(c.Args), &obj); err != nil {
+			return bad(key+".args", "must be a JSON object: %v", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,156 @@
+// Package store is mull's access to its database: SQLite (embedded default)
+// or PostgreSQL, through database/sql for both so that one *sql.Tx carries a
+// domain write and the River jobs it triggers.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/riverdriver/riverdatabasesql"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+
+	"github.com/mullhq/mull/config"
+)
+
+// Dialects.
+const (
+	SQLite   = "sqlite"
+	Postgres = "postgres"
+)
+
+// Store holds the database handle and the River driver built on it.
+type Store struct {
+	// DB is the database/sql handle used by every query, mull's and River's.
+	DB *sql.DB
+	// Dialect is SQLite or Postgres.
+	Dialect string
+	// Where says which database this is, with secrets masked, for logs.
+	Where string
+
+	pool   *pgxpool.Pool
+	driver riverdriver.Driver[*sql.Tx]
+	now    func() time.Time
+}
+
+// Open connects to the database a config names, creating the SQLite file and
+// its directory when needed. It does not migrate.
+func Open(ctx context.Context, db config.Database) (*Store, error) {
+	switch db.Dialect {
+	case SQLite:
+		return openSQLite(db.Path)
+	case Postgres:
+		return openPostgres(ctx, db.URL)
+	default:
+		return nil, fmt.Errorf("store: unknown dialect %q", db.Dialect)
+	}
+}
+
+func openSQLite(path string) (*Store, error) {
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("store: create data directory: %w", err)
+		}
+	}
+	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	// One connection: SQLite has one writer, and River's producer, elector
+	// and notifier get SQLITE_BUSY otherwise. Inside a transaction, touch the
+	// database only through that transaction.
+	db.SetMaxOpenConns(1)
+	db.SetConnMaxIdleTime(0)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
+	}
+	abs, _ := filepath.Abs(path)
+	return &Store{DB: db, Dialect: SQLite, Where: "sqlite " + abs, driver: riversqlite.New(db), now: time.Now}, nil
+}
+
+func openPostgres(ctx context.Context, url string) (*Store, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("store: parse postgres URL %s: %w", config.MaskURL(url), err)
+	}
+	if cfg.MaxConns < 20 {
+		cfg.MaxConns = 20 // one goes to River's listener for good
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: connect postgres %s: %w", config.MaskURL(url), err)
+	}
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: connect postgres %s: %w", config.MaskURL(url), err)
+	}
+	db := stdlib.OpenDBFromPool(pool)
+	return &Store{
+		DB: db, Dialect: Postgres, Where: "postgres " + config.MaskURL(url),
+		pool: pool, driver: riverdatabasesql.NewWithPgxListener(db, pool), now: time.Now,
+	}, nil
+}
+
+// Driver is the River driver over this store's handle.
+func (s *Store) Driver() riverdriver.Driver[*sql.Tx] { return s.driver }
+
+// SetClock replaces the store's clock, for tests.
+func (s *Store) SetClock(now func() time.Time) { s.now = now }
+
+// Now is the store's current time in UTC, truncated to microseconds so that
+// both dialects store and return the same value.
+func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond) }
+
+// Close releases the database.
+func (s *Store) Close() error {
+	err := s.DB.Close()
+	if s.pool != nil {
+		s.pool.Close()
+	}
+	return err
+}
+
+// Ping checks the database answers.
+func (s *Store) Ping(ctx context.Context) error { return s.DB.PingContext(ctx) }
+
+// InTx runs fn in a transaction, committing when fn returns nil and rolling
+// back otherwise (or on panic).
+func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			_ = tx.Rollback()
+			panic(p)
+		}
+		if err != nil {
+			_ = tx.Rollback()
+		}
+	}()
+	if err = fn(tx); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+// ErrNotFound is returned when a row asked for by id does not exist.
+var ErrNotFound = errors.New("not found")
