@@ -1,0 +1,145 @@
+// Package api is mull's HTTP surface: health, metrics, the admin API over the
+// dead letters, and River UI. Later issues add ingest, digest and tools.
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"riverqueue.com/riverui"
+
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/store"
+)
+
+// Deps are what the handlers need.
+type Deps struct {
+	Store    *store.Store
+	Client   *engine.Client
+	Registry *engine.Registry
+	Logger   *slog.Logger
+	// AdminToken guards /v1/admin/ and /riverui/. Empty: loopback only.
+	AdminToken string
+	// Now is the clock. Defaults to time.Now.
+	Now func() time.Time
+}
+
+// Server routes mull's HTTP API.
+type Server struct {
+	deps    Deps
+	mux     *http.ServeMux
+	metrics *Metrics
+	// working is set while this process's River client works jobs.
+	working    atomic.Bool
+	workersOff atomic.Bool
+}
+
+// New builds the server and mounts River UI. riverui's background work
+// starts with ctx and stops when it ends.
+func New(ctx context.Context, d Deps) (*Server, error) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	s := &Server{deps: d, mux: http.NewServeMux()}
+	s.metrics = NewMetrics(d.Store, d.Logger)
+	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
+		Endpoints: riverui.NewEndpoints(d.Client, nil),
+		Logger:    d.Logger.With("component", "riverui"),
+		Prefix:    "/riverui",
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := ui.Start(ctx); err != nil {
+		return nil, err
+	}
+	s.mux.HandleFunc("GET /healthz", s.healthz)
+	s.mux.Handle("GET /metrics", s.metrics.Handler())
+	s.mux.Handle("GET /v1/admin/dlq", s.admin(s.dlqList))
+	s.mux.Handle("GET /v1/admin/dlq/{id}", s.admin(s.dlqShow))
+	s.mux.Handle("POST /v1/admin/dlq/retry", s.admin(s.dlqRetry))
+	s.mux.Handle("POST /v1/admin/dlq/purge", s.admin(s.dlqPurge))
+	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
+	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
+	return s, nil
+}
+
+// Metrics exposes the collectors so serve can feed River's events to them.
+func (s *Server) Metrics() *Metrics { return s.metrics }
+
+// SetWorking records whether this process's workers are running; /healthz
+// reports it.
+func (s *Server) SetWorking(on bool) { s.working.Store(on) }
+
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+
+// admin guards a handler with the admin token, or with loopback when no
+// token is configured.
+func (s *Server) admin(h http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := s.deps.AdminToken; tok != "" {
+			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="mull admin"`)
+				writeError(w, http.StatusUnauthorized, "admin routes need Authorization: Bearer <MULL_ADMIN_TOKEN>")
+				return
+			}
+		} else if !isLoopback(r.RemoteAddr) {
+			writeError(w, http.StatusForbidden, "no admin token is configured, so admin routes answer only on loopback; set MULL_ADMIN_TOKEN")
+			return
+		}
+		h(w, r)
+	})
+}
+
+func isLoopback(remote string) bool {
+	host, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		host = remote
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	_ = enc.Encode(v)
+}
+
+// errorBody is every error response: one message saying what was wrong.
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, errorBody{Error: msg})
+}
+
+// decodeBody reads a JSON body into v, refusing unknown fields and bodies
+// over 1 MiB, and answers the error itself when it fails.
+func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
+			return false
+		}
+		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+		return false
+	}
+	return true
+}

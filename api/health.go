@@ -1,0 +1,62 @@
+package api
+
+import (
+	"context"
+	"net/http"
+	"time"
+)
+
+// health is the /healthz body.
+type health struct {
+	Status     string `json:"status"`
+	Database   check  `json:"database"`
+	Migrations check  `json:"migrations"`
+	Workers    check  `json:"workers"`
+	// Queues maps queue → state → job count.
+	Queues map[string]map[string]int64 `json:"queues"`
+}
+
+type check struct {
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail,omitempty"`
+}
+
+// WorkersDisabled marks a process that serves HTTP only (serve --workers=false).
+func (s *Server) WorkersDisabled() { s.workersOff.Store(true) }
+
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	h := health{Status: "ok", Queues: map[string]map[string]int64{}}
+	h.Database = check{OK: true, Detail: s.deps.Store.Where}
+	if err := s.deps.Store.Ping(ctx); err != nil {
+		h.Database = check{Detail: err.Error()}
+	}
+	h.Migrations = check{OK: true}
+	if n, err := s.deps.Store.MigrationsPending(ctx); err != nil {
+		h.Migrations = check{Detail: err.Error()}
+	} else if n > 0 {
+		h.Migrations = check{Detail: "pending migrations; run `mull migrate`"}
+	}
+	switch {
+	case s.workersOff.Load():
+		h.Workers = check{OK: true, Detail: "disabled in this process"}
+	case s.working.Load():
+		h.Workers = check{OK: true, Detail: "running"}
+	default:
+		h.Workers = check{Detail: "not running"}
+	}
+	if counts, err := s.deps.Store.JobCounts(ctx); err == nil {
+		for _, c := range counts {
+			if h.Queues[c.Queue] == nil {
+				h.Queues[c.Queue] = map[string]int64{}
+			}
+			h.Queues[c.Queue][c.State] += c.N
+		}
+	}
+	status := http.StatusOK
+	if !h.Database.OK || !h.Migrations.OK || !h.Workers.OK {
+		h.Status, status = "unhealthy", http.StatusServiceUnavailable
+	}
+	writeJSON(w, status, h)
+}

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/jobs"
+	"github.com/mullhq/mull/store"
+)
+
+// app is everything a command builds from the config.
+type app struct {
+	cfg    config.Config
+	log    *slog.Logger
+	store  *store.Store
+	reg    *engine.Registry
+	client *engine.Client
+}
+
+// appMode says how much of mull a command needs.
+type appMode int
+
+const (
+	// manage opens an insert-only client on a database that must already
+	// be migrated (operator commands).
+	manage appMode = iota
+	// work migrates, then builds a client that works jobs (serve, worker).
+	work
+	// serveOnly migrates, then builds an insert-only client (serve --workers=false).
+	serveOnly
+)
+
+// open builds the app. The caller closes it.
+func (g *globals) open(ctx context.Context, mode appMode) (*app, error) {
+	cfg, err := g.loadConfig()
+	if err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, log: newLogger(cfg, g.stderr)}
+	db, err := config.ParseDatabaseURL(cfg.DatabaseURL, cfg.DataDir)
+	if err != nil {
+		return nil, &config.Error{Key: "database_url", Problem: err.Error()}
+	}
+	if a.store, err = store.Open(ctx, db); err != nil {
+		return nil, err
+	}
+	if err := a.prepare(ctx, mode); err != nil {
+		a.close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) prepare(ctx context.Context, mode appMode) error {
+	if mode == manage {
+		n, err := a.store.MigrationsPending(ctx)
+		if err != nil {
+			return fmt.Errorf("check migrations on %s: %w", a.store.Where, err)
+		}
+		if n > 0 {
+			return fmt.Errorf("%s has %d pending migrations; run 'mull migrate' (or start 'mull serve') first", a.store.Where, n)
+		}
+	} else {
+		steps, err := a.store.Migrate(ctx, false)
+		if err != nil {
+			return err
+		}
+		for _, s := range steps {
+			a.log.Info("migration applied", "line", s.Line, "version", s.Version, "name", s.Name, "duration", s.Duration)
+		}
+	}
+	a.reg = engine.NewRegistry(a.cfg.Jobs)
+	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log})
+	var err error
+	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
+		Config: a.cfg, Logger: a.log, Work: mode == work,
+	})
+	return err
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		_ = a.store.Close()
+	}
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river/rivertype"
+	"github.com/spf13/cobra"
+
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/jobs/probe"
+)
+
+func newProbeCmd(g *globals) *cobra.Command {
+	var fail, wait bool
+	var timeout time.Duration
+	var note string
+	cmd := &cobra.Command{
+		Use:   "probe",
+		Short: "Enqueue a probe job to check the pipeline end to end",
+		Long: `Enqueue a probe job. It succeeds; with --fail it fails on purpose on both of
+its 2 attempts (1s apart) and lands in the dead letters, so 'mull dlq list',
+'mull dlq retry' and alerts can be checked end to end.
+
+With --wait, follow the job until it finishes and print how it ended and how
+long it took. A worker ('mull serve' or 'mull worker') must be running on the
+same database.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			a, err := g.open(cmd.Context(), manage)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			start := time.Now()
+			res, err := a.client.Insert(cmd.Context(), probe.Args{Fail: fail, Note: note}, nil)
+			if err != nil {
+				return fmt.Errorf("enqueue probe: %w", err)
+			}
+			fmt.Fprintf(g.stdout, "enqueued probe job %d (fail=%t, max attempts %d)\n", res.Job.ID, fail, res.Job.MaxAttempts)
+			if !wait {
+				return nil
+			}
+			job, err := waitFinal(cmd.Context(), a.client, res.Job.ID, timeout)
+			if err != nil {
+				return err
+			}
+			took := time.Since(start).Round(time.Millisecond)
+			switch job.State {
+			case rivertype.JobStateCompleted:
+				fmt.Fprintf(g.stdout, "probe job %d completed in %s (attempt %d)\n", job.ID, took, job.Attempt)
+				return nil
+			default:
+				last := ""
+				if n := len(job.Errors); n > 0 {
+					last = job.Errors[n-1].Error
+				}
+				fmt.Fprintf(g.stdout, "probe job %d %s after %d attempts in %s: %s\n", job.ID, job.State, job.Attempt, took, last)
+				if fail {
+					return nil // it was asked to fail
+				}
+				return &exitError{code: 1, err: fmt.Errorf("probe job %d did not complete", job.ID)}
+			}
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&fail, "fail", false, "fail on purpose, to exercise retries and the dead letters")
+	f.BoolVar(&wait, "wait", false, "wait until the job finishes and report")
+	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long --wait waits")
+	f.StringVar(&note, "note", "", "free text stored in the job's args")
+	return cmd
+}
+
+// waitFinal polls a job until it is completed, cancelled or discarded. The
+// CLI is another process than the workers, so it polls instead of subscribing.
+func waitFinal(ctx context.Context, c *engine.Client, id int64, timeout time.Duration) (*rivertype.JobRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		job, err := c.JobGet(ctx, id)
+		if err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			return nil, fmt.Errorf("follow job %d: %w", id, err)
+		}
+		if job != nil && job.FinalizedAt != nil {
+			return job, nil
+		}
+		select {
+		case <-ctx.Done():
+			state := "unknown"
+			if job != nil {
+				state = string(job.State)
+			}
+			return nil, &exitError{code: 1, err: fmt.Errorf(
+				"job %d still %s after %s: is 'mull serve' or 'mull worker' running on this database?", id, state, timeout)}
+		case <-tick.C:
+		}
+	}
+}

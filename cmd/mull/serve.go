@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/store"
+)
+
+func newServeCmd(g *globals) *cobra.Command {
+	var workers bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the HTTP API and the job workers",
+		Long: `Run mull: apply migrations, then serve the HTTP API (health, metrics, admin,
+River UI) and work jobs, until SIGINT or SIGTERM.
+
+On shutdown mull stops fetching jobs, lets running ones finish within
+workers.shutdown_grace (default 30s), then cancels the rest (they are retried
+later), closes the database and exits 0. A second signal skips the grace.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			mode := work
+			if !workers {
+				mode = serveOnly
+			}
+			return runServer(cmd.Context(), g, mode, true)
+		},
+	}
+	cmd.Flags().BoolVar(&workers, "workers", true, "also work jobs in this process (--workers=false serves HTTP only)")
+	return cmd
+}
+
+func newWorkerCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "worker",
+		Short: "Work jobs only, without the HTTP API",
+		Long: `Work jobs without serving HTTP: run extra 'mull worker' processes against one
+PostgreSQL to share the queue. River elects one leader among them for periodic
+(cron) jobs. On SQLite every process must be on the same machine.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServer(cmd.Context(), g, work, false)
+		},
+	}
+}
+
+func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) error {
+	a, err := g.open(ctx, mode)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+	if a.store.Dialect == store.SQLite && !withHTTP {
+		a.log.Warn("mull worker on SQLite: every process must share this machine's file; use PostgreSQL to spread work")
+	}
+	// Jobs keep running after the first signal; their context is this one,
+	// cancelled only after the grace period.
+	workCtx, cancelWork := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelWork()
+
+	var srv *http.Server
+	var apiSrv *api.Server
+	if withHTTP {
+		if apiSrv, err = api.New(workCtx, api.Deps{
+			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken,
+		}); err != nil {
+			return err
+		}
+		ln, err := net.Listen("tcp", a.cfg.Listen)
+		if err != nil {
+			return fmt.Errorf("listen on %s: %w", a.cfg.Listen, err)
+		}
+		srv = &http.Server{Handler: apiSrv, ReadHeaderTimeout: 10 * time.Second}
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.log.Error("http server stopped", "error", err)
+			}
+		}()
+		if mode != work {
+			apiSrv.WorkersDisabled()
+		}
+		a.log.Info("mull listening", "addr", "http://"+ln.Addr().String(), "database", a.store.Where,
+			"workers", mode == work, "admin", adminMode(a.cfg.AdminToken))
+	}
+	if mode == work {
+		if apiSrv != nil {
+			events, cancel := a.client.Subscribe(api.MetricEvents...)
+			defer cancel()
+			go apiSrv.Metrics().Consume(events)
+		}
+		if err := a.client.Start(workCtx); err != nil {
+			return fmt.Errorf("start workers: %w", err)
+		}
+		if apiSrv != nil {
+			apiSrv.SetWorking(true)
+		}
+		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
+			"cron_entries", len(a.cfg.Cron), "rescue_stuck_jobs_after", engine.RescueAfter(a.cfg, a.reg).String())
+	}
+
+	<-ctx.Done()
+	a.log.Info("shutting down", "grace", a.cfg.Workers.ShutdownGrace.String())
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+
+	if srv != nil {
+		httpCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_ = srv.Shutdown(httpCtx)
+		cancel()
+	}
+	if mode == work {
+		if apiSrv != nil {
+			apiSrv.SetWorking(false)
+		}
+		stopWorkers(a, again)
+	}
+	a.log.Info("stopped")
+	return nil
+}
+
+// stopWorkers stops fetching, waits for running jobs up to the grace period
+// (or a second signal), then cancels what is left so River retries it later.
+func stopWorkers(a *app, again <-chan os.Signal) {
+	graceCtx, cancel := context.WithTimeout(context.Background(), a.cfg.Workers.ShutdownGrace.D())
+	defer cancel()
+	go func() {
+		select {
+		case <-again:
+			a.log.Warn("second signal: cancelling running jobs now")
+			cancel()
+		case <-graceCtx.Done():
+		}
+	}()
+	if err := a.client.Stop(graceCtx); err == nil {
+		return
+	}
+	a.log.Warn("grace period over: cancelling running jobs; they will be retried")
+	hardCtx, cancelHard := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancelHard()
+	if err := a.client.StopAndCancel(hardCtx); err != nil {
+		a.log.Error("workers did not stop", "error", err)
+	}
+}
+
+func adminMode(token string) string {
+	if token == "" {
+		return "loopback only (no MULL_ADMIN_TOKEN set)"
+	}
+	return "bearer token"
+}
