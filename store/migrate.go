@@ -20,6 +20,11 @@ type MigrationStep struct {
 	Duration time.Duration
 }
 
+const createMigrationsTable = `create table if not exists mull_migrations (
+	version integer primary key,
+	name text not null,
+	applied_at text not null)`
+
 // migrateLockKey is the Postgres advisory lock that serializes migrations
 // between processes starting at once.
 const migrateLockKey = 0x6d756c6c // "mull"
@@ -70,10 +75,7 @@ func (s *Store) Migrate(ctx context.Context, dryRun bool) ([]MigrationStep, erro
 	for _, v := range res.Versions {
 		steps = append(steps, MigrationStep{Line: "river", Version: v.Version, Name: v.Name, Duration: v.Duration})
 	}
-	if _, err := tx.ExecContext(ctx, `create table if not exists mull_migrations (
-		version integer primary key,
-		name text not null,
-		applied_at text not null)`); err != nil {
+	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
 		return nil, fmt.Errorf("migrate: %w", err)
 	}
 	applied, err := appliedVersions(ctx, tx)
@@ -125,13 +127,16 @@ func appliedVersions(ctx context.Context, tx *sql.Tx) (map[int]bool, error) {
 // MigrationsPending reports how many migrations, River's and mull's, are not
 // yet applied. Health checks use it.
 func (s *Store) MigrationsPending(ctx context.Context) (int, error) {
-	var n int
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		steps, err := s.dryRunTx(ctx, tx)
-		n = len(steps)
-		return err
-	})
-	return n, err
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback() // read only: even the table created below is undone
+	if _, err := tx.ExecContext(ctx, createMigrationsTable); err != nil {
+		return 0, err
+	}
+	steps, err := s.dryRunTx(ctx, tx)
+	return len(steps), err
 }
 
 func (s *Store) dryRunTx(ctx context.Context, tx *sql.Tx) ([]MigrationStep, error) {

@@ -1,0 +1,157 @@
+package config_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mullhq/mull/config"
+)
+
+func write(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "mull.toml")
+	if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestDefaults(t *testing.T) {
+	c, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "./.mull" || c.Listen != "127.0.0.1:7788" || c.Log.Level != "info" || c.Log.Format != "auto" {
+		t.Fatalf("defaults: %+v", c)
+	}
+	if c.Workers.ShutdownGrace.D() != 30*time.Second || c.Retention.Discarded != 0 {
+		t.Fatalf("worker defaults: %+v %+v", c.Workers, c.Retention)
+	}
+	db, err := config.ParseDatabaseURL(c.DatabaseURL, c.DataDir)
+	if err != nil || db.Dialect != "sqlite" || db.Path != filepath.Join(".mull", "mull.db") {
+		t.Fatalf("default database = %+v, %v", db, err)
+	}
+}
+
+func TestPrecedence(t *testing.T) {
+	file := write(t, `
+listen = "127.0.0.1:1111"
+data_dir = "from-file"
+[log]
+level = "debug"
+[workers]
+shutdown_grace = "5s"
+`)
+	c, err := config.Load(config.Source{
+		File:    file,
+		Environ: []string{"MULL_LISTEN=127.0.0.1:2222", "MULL_WORKERS_SHUTDOWN_GRACE=7s", "MULL_LOG_LEVEL=warn", "OTHER=1"},
+		Flags:   map[string]string{"log.level": "error"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DataDir != "from-file" {
+		t.Errorf("data_dir = %q, want the file's", c.DataDir)
+	}
+	if c.Listen != "127.0.0.1:2222" || c.Workers.ShutdownGrace.D() != 7*time.Second {
+		t.Errorf("env should override the file: listen %q grace %s", c.Listen, c.Workers.ShutdownGrace)
+	}
+	if c.Log.Level != "error" {
+		t.Errorf("flag should override env: log.level %q", c.Log.Level)
+	}
+}
+
+func TestInvalidConfigNamesTheKey(t *testing.T) {
+	tests := []struct {
+		name    string
+		file    string
+		env     []string
+		wantKey string
+		wantMsg string
+	}{
+		{"bad cron", "[[cron]]\nkind = \"probe\"\nschedule = \"61 * * * *\"\n", nil, "cron[0].schedule", "cannot parse"},
+		{"cron missing kind", "[[cron]]\nschedule = \"@hourly\"\n", nil, "cron[0].kind", "job kind"},
+		{"cron args not JSON", "[[cron]]\nkind = \"probe\"\nschedule = \"@hourly\"\nargs = \"[1\"\n", nil, "cron[0].args", "JSON object"},
+		{"duplicate cron name", "[[cron]]\nkind = \"probe\"\nschedule = \"@hourly\"\n[[cron]]\nkind = \"probe\"\nschedule = \"@daily\"\n", nil, "cron[1].name", "earlier entry"},
+		{"unknown key", "lisen = \"x\"\n", nil, "lisen", "unknown key"},
+		{"unknown nested key", "[workers]\nqueue = {}\n", nil, "workers.queue", "unknown key"},
+		{"negative worker count", "[workers.queues]\ndefault = -1\n", nil, "workers.queues.default", "between 1"},
+		{"negative grace", "[workers]\nshutdown_grace = \"-1s\"\n", nil, "workers.shutdown_grace", "negative"},
+		{"negative attempts", "[jobs.probe]\nmax_attempts = -3\n", nil, "jobs.probe.max_attempts", "between"},
+		{"bad duration", "[workers]\nshutdown_grace = \"soon\"\n", nil, "config", "invalid duration"},
+		{"bad database url", "", []string{"MULL_DATABASE_URL=mysql://x"}, "database_url", "unsupported scheme"},
+		{"postgres without host", "", []string{"MULL_DATABASE_URL=postgres:///db"}, "database_url", "no host"},
+		{"bad listen", "", []string{"MULL_LISTEN=7788"}, "listen", "host:port"},
+		{"bad env number", "", []string{"MULL_WORKERS_SHUTDOWN_GRACE=abc"}, "MULL_WORKERS_SHUTDOWN_GRACE", "invalid duration"},
+		{"bad log level", "", []string{"MULL_LOG_LEVEL=loud"}, "log.level", "debug, info"},
+		{"toml syntax", "listen = \n", nil, "config", "line 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			src := config.Source{Environ: tt.env}
+			if tt.file != "" {
+				src.File = write(t, tt.file)
+			}
+			_, err := config.Load(src)
+			var cerr *config.Error
+			if !errors.As(err, &cerr) {
+				t.Fatalf("err = %v, want *config.Error", err)
+			}
+			if cerr.Key != tt.wantKey || !strings.Contains(cerr.Problem, tt.wantMsg) {
+				t.Fatalf("error = %q; want key %q and a problem containing %q", cerr, tt.wantKey, tt.wantMsg)
+			}
+		})
+	}
+}
+
+func TestCronDefaultsToUTC(t *testing.T) {
+	s, err := config.ParseCron("0 3 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	from := time.Date(2026, 1, 1, 12, 0, 0, 0, time.FixedZone("X", 5*3600))
+	if got := s.Next(from).UTC(); got != time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC) {
+		t.Fatalf("next = %s, want 03:00 UTC", got)
+	}
+	s, err = config.ParseCron("CRON_TZ=Asia/Shanghai 0 3 * * *")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Next(from).UTC(); got != time.Date(2026, 1, 1, 19, 0, 0, 0, time.UTC) {
+		t.Fatalf("next = %s, want 19:00 UTC (03:00 Shanghai)", got)
+	}
+}
+
+func TestPrintMasksSecrets(t *testing.T) {
+	c, err := config.Load(config.Source{Environ: []string{
+		"MULL_DATABASE_URL=postgres://mull:hunter2@db.internal/mull", "MULL_ADMIN_TOKEN=s3cret",
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := c.Print()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(out, "hunter2") || strings.Contains(out, "s3cret") {
+		t.Fatalf("secret leaked:\n%s", out)
+	}
+	if !strings.Contains(out, "mull:xxxxx@db.internal") || !strings.Contains(out, `admin_token = "xxxxx"`) {
+		t.Fatalf("masked values missing:\n%s", out)
+	}
+}
+
+func TestParseDuration(t *testing.T) {
+	for in, want := range map[string]time.Duration{"720h": 720 * time.Hour, "30d": 30 * 24 * time.Hour, "90s": 90 * time.Second} {
+		if got, err := config.ParseDuration(in); err != nil || got != want {
+			t.Errorf("ParseDuration(%q) = %s, %v; want %s", in, got, err, want)
+		}
+	}
+	if _, err := config.ParseDuration("3 days"); err == nil {
+		t.Error("ParseDuration accepted \"3 days\"")
+	}
+}
