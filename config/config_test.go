@@ -76,6 +76,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad cron", "[[cron]]\nkind = \"probe\"\nschedule = \"61 * * * *\"\n", nil, "cron[0].schedule", "cannot parse"},
 		{"cron missing kind", "[[cron]]\nschedule = \"@hourly\"\n", nil, "cron[0].kind", "job kind"},
 		{"cron args not JSON", "[[cron]]\nkind = \"probe\"\nschedule = \"@hourly\"\nargs = \"[1\"\n", nil, "cron[0].args", "JSON object"},
+		{"bad cron name", "[[cron]]\nname = \"a b\"\nkind = \"probe\"\nschedule = \"@hourly\"\n", nil, "cron[0].name", "letters, digits"},
 		{"duplicate cron name", "[[cron]]\nkind = \"probe\"\nschedule = \"@hourly\"\n[[cron]]\nkind = \"probe\"\nschedule = \"@daily\"\n", nil, "cron[1].name", "earlier entry"},
 		{"unknown key", "lisen = \"x\"\n", nil, "lisen", "unknown key"},
 		{"unknown nested key", "[workers]\nqueue = {}\n", nil, "workers.queue", "unknown key"},

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/url"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -126,12 +127,18 @@ func ParseCron(expr string) (cron.Schedule, error) {
 	return CronParser.Parse(expr)
 }
 
+// cronName keeps names usable as River tags.
+var cronName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_-]{0,98}[A-Za-z0-9_]$`)
+
 func validateCron(entries []Cron) error {
 	seen := map[string]bool{}
 	for i, c := range entries {
 		key := fmt.Sprintf("cron[%d]", i)
 		if c.Kind == "" {
 			return bad(key+".kind", "must name a job kind")
+		}
+		if !cronName.MatchString(c.Name) {
+			return bad(key+".name", "%q: use letters, digits, '_' and '-' (2 to 100 characters)", c.Name)
 		}
 		if seen[c.Name] {
 			return bad(key+".name", "%q is used by an earlier entry", c.Name)

@@ -25,16 +25,22 @@ func Periodic(entries []config.Cron, reg *Registry) ([]*river.PeriodicJob, error
 		if err != nil {
 			return nil, &config.Error{Key: key + ".schedule", Problem: err.Error()}
 		}
-		args := rawArgs{kind: e.Kind, args: json.RawMessage(e.Args)}
 		period := MinGap(sched.Next, time.Now())
+		e := e
 		out = append(out, river.NewPeriodicJob(sched, func() (river.JobArgs, *river.InsertOpts) {
-			return args, &river.InsertOpts{
-				Tags:       []string{"cron:" + e.Name},
-				UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: period},
-			}
+			return CronInsert(e, period)
 		}, &river.PeriodicJobOpts{ID: e.Name, RunOnStart: e.RunOnStart}))
 	}
 	return out, nil
+}
+
+// CronInsert is what a cron entry inserts at each tick: its kind and args,
+// unique by args within one schedule period.
+func CronInsert(e config.Cron, period time.Duration) (river.JobArgs, *river.InsertOpts) {
+	return rawArgs{kind: e.Kind, args: json.RawMessage(e.Args)}, &river.InsertOpts{
+		Tags:       []string{"cron-" + e.Name},
+		UniqueOpts: river.UniqueOpts{ByArgs: true, ByPeriod: period},
+	}
 }
 
 // MinGap is the smallest gap between consecutive ticks of a schedule over its
