@@ -106,6 +106,13 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) err
 		if apiSrv != nil {
 			apiSrv.SetWorking(true)
 		}
+		dogCtx, stopDog := context.WithCancel(workCtx)
+		dogDone := make(chan struct{})
+		go func() {
+			defer close(dogDone)
+			(&engine.Watchdog{Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog")}).Run(dogCtx)
+		}()
+		defer func() { stopDog(); <-dogDone }()
 		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
 			"cron_entries", len(a.cfg.Cron), "rescue_stuck_jobs_after", engine.RescueAfter(a.cfg, a.reg).String())
 	}

@@ -1,0 +1,110 @@
+package engine_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+)
+
+type holdArgs struct{}
+
+func (holdArgs) Kind() string { return "hold" }
+
+// holdWorker signals when it starts and then holds its job until cancelled,
+// like a worker that dies mid-job; with release closed it completes at once.
+type holdWorker struct {
+	river.WorkerDefaults[holdArgs]
+	started chan int64
+	release chan struct{}
+}
+
+func (w *holdWorker) Work(ctx context.Context, job *river.Job[holdArgs]) error {
+	select {
+	case w.started <- job.ID:
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-w.release:
+		return nil
+	}
+}
+
+func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		spec := engine.Spec{Kind: "hold", MaxAttempts: 3, Timeout: time.Hour}
+
+		// Worker A takes the job and "dies": its heartbeat is an hour old.
+		regA := engine.NewRegistry(nil)
+		held := &holdWorker{started: make(chan int64, 1), release: make(chan struct{})}
+		engine.Add(regA, spec, held)
+		a := enginetest.NewClient(t, s, regA, enginetest.Config(), true)
+		if err := a.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		res, err := a.Insert(ctx, holdArgs{}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-held.started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("worker A never started the job")
+		}
+		now := time.Now()
+		clock := func() time.Time { return now }
+		deadA := &engine.Watchdog{Store: s, Client: a, Logger: enginetest.Logger(), Now: func() time.Time { return now.Add(-time.Hour) }}
+		if err := deadA.Beat(ctx); err != nil {
+			t.Fatal(err)
+		}
+
+		// Worker B's watchdog finds A dead and rescues its running job.
+		regB := engine.NewRegistry(nil)
+		finisher := &holdWorker{started: make(chan int64, 1), release: make(chan struct{})}
+		close(finisher.release)
+		engine.Add(regB, spec, finisher)
+		b := enginetest.NewClient(t, s, regB, enginetest.Config(), true)
+		dog := &engine.Watchdog{Store: s, Client: b, Logger: enginetest.Logger(), Now: clock}
+		if err := dog.Beat(ctx); err != nil {
+			t.Fatal(err)
+		}
+		n, err := dog.RescueOrphans(ctx)
+		if err != nil || n != 1 {
+			t.Fatalf("RescueOrphans = %d, %v; want 1 job rescued", n, err)
+		}
+		if n, _ := dog.RescueOrphans(ctx); n != 0 {
+			t.Fatalf("second pass rescued %d jobs again", n)
+		}
+		job, err := b.JobGet(ctx, res.Job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.State != rivertype.JobStateRetryable || len(job.Errors) != 1 ||
+			!strings.Contains(job.Errors[0].Error, "stopped heartbeating") {
+			t.Fatalf("rescued job: state %s errors %+v", job.State, job.Errors)
+		}
+		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		_ = a.StopAndCancel(stopCtx)
+
+		events := enginetest.Events(t, b)
+		if err := b.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = b.Stop(context.Background()) })
+		if row := enginetest.WaitFinal(t, events, res.Job.ID, 60*time.Second); row.State != rivertype.JobStateCompleted || row.Attempt != 2 {
+			t.Fatalf("rescued job ended %s on attempt %d; want completed on attempt 2", row.State, row.Attempt)
+		}
+	})
+}
