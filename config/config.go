@@ -73,6 +73,16 @@ type Workers struct {
 	// Env: MULL_WORKERS_RESCUE_STUCK_JOBS_AFTER.
 	RescueStuckJobsAfter Duration `toml:"rescue_stuck_jobs_after"`
 
+	// HeartbeatInterval is how often a worker process records that it is
+	// alive and looks for dead ones. Defaults to 10s.
+	// Env: MULL_WORKERS_HEARTBEAT_INTERVAL.
+	HeartbeatInterval Duration `toml:"heartbeat_interval"`
+
+	// DeadAfter is how long a worker process may go without a heartbeat
+	// before its running jobs are rescued. A process on the same host whose
+	// pid is gone is dead at once. Defaults to 45s. Env: MULL_WORKERS_DEAD_AFTER.
+	DeadAfter Duration `toml:"dead_after"`
+
 	// FetchCooldown is the least time between two fetches of one queue.
 	// Defaults to 100ms. Env: MULL_WORKERS_FETCH_COOLDOWN.
 	FetchCooldown Duration `toml:"fetch_cooldown"`
@@ -134,6 +144,8 @@ func (c Config) WithDefaults() Config {
 		c.Workers.Queues = map[string]int{"default": 10, "llm": 4, "maintenance": 2}
 	}
 	c.Workers.ShutdownGrace = cmp.Or(c.Workers.ShutdownGrace, Duration(30*time.Second))
+	c.Workers.HeartbeatInterval = cmp.Or(c.Workers.HeartbeatInterval, Duration(10*time.Second))
+	c.Workers.DeadAfter = cmp.Or(c.Workers.DeadAfter, Duration(45*time.Second))
 	c.Workers.FetchCooldown = cmp.Or(c.Workers.FetchCooldown, Duration(100*time.Millisecond))
 	c.Workers.FetchPollInterval = cmp.Or(c.Workers.FetchPollInterval, Duration(time.Second))
 	c.Retention.Completed = cmp.Or(c.Retention.Completed, Duration(24*time.Hour))
@@ -204,11 +216,16 @@ func (w Workers) validate() error {
 		"workers.shutdown_grace":          w.ShutdownGrace,
 		"workers.rescue_stuck_jobs_after": w.RescueStuckJobsAfter,
 		"workers.fetch_cooldown":          w.FetchCooldown,
+		"workers.heartbeat_interval":      w.HeartbeatInterval,
+		"workers.dead_after":              w.DeadAfter,
 		"workers.fetch_poll_interval":     w.FetchPollInterval,
 	} {
 		if d < 0 {
 			return bad(key, "must not be negative, got %s", d)
 		}
+	}
+	if w.DeadAfter > 0 && w.DeadAfter <= w.HeartbeatInterval {
+		return bad("workers.dead_after", "must be longer than workers.heartbeat_interval (%s), got %s", w.HeartbeatInterval, w.DeadAfter)
 	}
 	if w.FetchCooldown > 0 && time.Duration(w.FetchCooldown) < time.Millisecond {
 		return bad("workers.fetch_cooldown", "must be at least 1ms, got %s", w.FetchCooldown)

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -15,6 +17,16 @@ import (
 
 	"github.com/mullhq/mull/store"
 )
+
+// processExists reports whether a process with this id runs on this host.
+// A reused id reads as alive, which only delays the rescue to DeadAfter.
+func processExists(pid int) bool {
+	if pid <= 0 {
+		return false
+	}
+	err := syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
 
 // Watchdog keeps this process's heartbeat and rescues, at once, the running
 // jobs of worker processes that stopped heartbeating (killed, crashed, lost
@@ -87,14 +99,21 @@ func (w *Watchdog) Beat(ctx context.Context) error {
 func (w *Watchdog) RescueOrphans(ctx context.Context) (int, error) {
 	w.init()
 	now := w.Now().UTC()
-	stale, err := w.Store.StaleWorkers(ctx, now.Add(-w.DeadAfter))
+	// Every row whose last beat is older than one interval is a candidate:
+	// dead when silent past DeadAfter, or at once when it ran on this host
+	// under a process id that no longer exists (a restart after a crash).
+	quiet, err := w.Store.StaleWorkers(ctx, now.Add(-w.Interval))
 	if err != nil {
 		return 0, err
 	}
+	host, _ := os.Hostname()
 	dead := map[string]store.Worker{}
-	for _, s := range stale {
-		if s.ClientID != w.Client.ID() {
-			dead[s.ClientID] = s
+	for _, q := range quiet {
+		if q.ClientID == w.Client.ID() {
+			continue
+		}
+		if q.HeartbeatAt.Before(now.Add(-w.DeadAfter)) || q.Host == host && !processExists(q.PID) {
+			dead[q.ClientID] = q
 		}
 	}
 	if len(dead) == 0 {

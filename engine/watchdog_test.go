@@ -2,6 +2,8 @@ package engine_test
 
 import (
 	"context"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -105,6 +107,38 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 		t.Cleanup(func() { _ = b.Stop(context.Background()) })
 		if row := enginetest.WaitFinal(t, events, res.Job.ID, 60*time.Second); row.State != rivertype.JobStateCompleted || row.Attempt != 2 {
 			t.Fatalf("rescued job ended %s on attempt %d; want completed on attempt 2", row.State, row.Attempt)
+		}
+	})
+}
+
+// A worker row from this host whose process is gone is dead at once, before
+// DeadAfter; one whose process lives waits for DeadAfter.
+func TestWatchdogSameHostDeadPID(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		cmd := exec.Command("true")
+		if err := cmd.Run(); err != nil {
+			t.Skipf("cannot run true: %v", err)
+		}
+		host, _ := os.Hostname()
+		now := time.Now().UTC()
+		beat := now.Add(-20 * time.Second)
+		for id, pid := range map[string]int{"gone": cmd.Process.Pid, "alive": os.Getpid()} {
+			if err := s.Heartbeat(ctx, store.Worker{ClientID: id, Host: host, PID: pid, StartedAt: beat, HeartbeatAt: beat}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := enginetest.NewClient(t, s, engine.NewRegistry(nil), enginetest.Config(), false)
+		dog := &engine.Watchdog{Store: s, Client: c, Logger: enginetest.Logger(), Now: func() time.Time { return now }}
+		if _, err := dog.RescueOrphans(ctx); err != nil {
+			t.Fatal(err)
+		}
+		left, err := s.StaleWorkers(ctx, now)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(left) != 1 || left[0].ClientID != "alive" {
+			t.Fatalf("workers left = %+v; want only the live one", left)
 		}
 	})
 }

@@ -110,7 +110,10 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) err
 		dogDone := make(chan struct{})
 		go func() {
 			defer close(dogDone)
-			(&engine.Watchdog{Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog")}).Run(dogCtx)
+			(&engine.Watchdog{
+				Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog"),
+				Interval: a.cfg.Workers.HeartbeatInterval.D(), DeadAfter: a.cfg.Workers.DeadAfter.D(),
+			}).Run(dogCtx)
 		}()
 		defer func() { stopDog(); <-dogDone }()
 		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
