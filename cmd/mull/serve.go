@@ -135,34 +135,10 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) err
 		if apiSrv != nil {
 			apiSrv.SetWorking(false)
 		}
-		stopWorkers(a, again)
+		engine.Shutdown(a.client, a.cfg.Workers.ShutdownGrace.D(), again, a.log)
 	}
 	a.log.Info("stopped")
 	return nil
-}
-
-// stopWorkers stops fetching, waits for running jobs up to the grace period
-// (or a second signal), then cancels what is left so River retries it later.
-func stopWorkers(a *app, again <-chan os.Signal) {
-	graceCtx, cancel := context.WithTimeout(context.Background(), a.cfg.Workers.ShutdownGrace.D())
-	defer cancel()
-	go func() {
-		select {
-		case <-again:
-			a.log.Warn("second signal: cancelling running jobs now")
-			cancel()
-		case <-graceCtx.Done():
-		}
-	}()
-	if err := a.client.Stop(graceCtx); err == nil {
-		return
-	}
-	a.log.Warn("grace period over: cancelling running jobs; they will be retried")
-	hardCtx, cancelHard := context.WithTimeout(context.Background(), 15*time.Second)
-	defer cancelHard()
-	if err := a.client.StopAndCancel(hardCtx); err != nil {
-		a.log.Error("workers did not stop", "error", err)
-	}
 }
 
 func adminMode(token string) string {
