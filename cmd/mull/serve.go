@@ -27,8 +27,8 @@ func newServeCmd(g *globals) *cobra.Command {
 River UI) and work jobs, until SIGINT or SIGTERM.
 
 On shutdown mull stops fetching jobs, lets running ones finish within
-workers.shutdown_grace (default 30s), then cancels the rest (they are retried
-later), closes the database and exits 0. A second signal skips the grace.`,
+workers.shutdown_grace (default 30s), then cancels the rest (they go back to
+the queue without using up an attempt), closes the database and exits 0. A second signal skips the grace.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mode := work
