@@ -1,0 +1,200 @@
+package workflows
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/mullhq/mull/store"
+)
+
+// bookkeepingTimeout bounds the transactions that record how an attempt
+// ended. They run on a context detached from the job's, because that one
+// may already be over (timeout, cancellation) exactly when the outcome
+// most needs recording.
+const bookkeepingTimeout = 30 * time.Second
+
+// attempt is one attempt of a step's job, without the step's Go type.
+type attempt struct {
+	runID, step string
+	job         *rivertype.JobRow
+	complete    func(ctx context.Context, tx *sql.Tx) error
+}
+
+// snapshot is what a step reads, taken when its attempt begins.
+type snapshot struct {
+	input   json.RawMessage
+	deps    []string
+	outputs map[string]json.RawMessage
+	// replay is set when the run had failed before this attempt began: an
+	// operator retried the job.
+	replay bool
+}
+
+// begin marks the step running and takes its snapshot, under the run's
+// lock so a failing sibling either sees this step running or has cancelled
+// it. A nil snapshot means the step must not run; Work returns err as is
+// (nil, or a JobCancel).
+func (r *Runner) begin(ctx context.Context, a attempt) (*snapshot, error) {
+	var snap *snapshot
+	var stop error
+	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		snap, stop, err = r.beginTx(ctx, tx, a)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return snap, stop
+}
+
+// beginTx returns the snapshot of a step to run, or the error that stops
+// the job instead, or a database error.
+func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot, error, error) {
+	run, steps, err := r.lockRun(ctx, tx, a.runID)
+	if errors.Is(err, store.ErrNotFound) {
+		return nil, river.JobCancel(err), nil
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	st := find(steps, a.step)
+	if st == nil {
+		return nil, river.JobCancel(fmt.Errorf("workflow run %s has no step %q", a.runID, a.step)), nil
+	}
+	switch decideStart(run.Status, *st, a.job.ID) {
+	case startComplete:
+		return nil, nil, a.complete(ctx, tx)
+	case startStale:
+		return nil, river.JobCancel(fmt.Errorf("step %q of %s is worked by job %d now", a.step, a.runID, st.JobID)), nil
+	case startCancel:
+		stop := river.JobCancel(fmt.Errorf("workflow run %s is %s", a.runID, run.Status))
+		if st.Status == store.WorkflowStepCancelled {
+			return nil, stop, nil
+		}
+		return nil, stop, r.store.FinishWorkflowStep(ctx, tx, a.runID, a.step, store.WorkflowStepCancelled, "run "+run.Status)
+	}
+	snap, err := r.startStep(ctx, tx, a, run, st)
+	return snap, nil, err
+}
+
+func (r *Runner) startStep(ctx context.Context, tx *sql.Tx, a attempt, run store.WorkflowRun, st *store.WorkflowStep) (*snapshot, error) {
+	if err := r.store.StartWorkflowStep(ctx, tx, a.runID, a.step, a.job.Attempt); err != nil {
+		return nil, err
+	}
+	outputs, err := r.store.WorkflowStepOutputs(ctx, tx, a.runID, st.Deps)
+	if err != nil {
+		return nil, err
+	}
+	return &snapshot{input: run.Input, deps: st.Deps, outputs: outputs, replay: run.Status == store.WorkflowFailed}, nil
+}
+
+// call runs the step function, turning a panic into an error so the
+// attempt is still recorded.
+func (r *Runner) call(ctx context.Context, a attempt, fn func() (Result, error)) (res Result, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			r.logger.ErrorContext(ctx, "workflow step panicked", "run_id", a.runID, "step", a.step, "job_id", a.job.ID, "panic", p)
+			err = fmt.Errorf("step panicked: %v", p)
+		}
+	}()
+	return fn()
+}
+
+// end records how an attempt ended and returns what Work must return.
+func (r *Runner) end(ctx context.Context, a attempt, replay bool, res Result, err error) error {
+	bk, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
+	defer cancel()
+	if err == nil {
+		err = r.succeed(bk, a, res)
+	}
+	if err == nil {
+		return nil
+	}
+	return r.fail(ctx, bk, a, replay, err)
+}
+
+// succeed records the step's output, applies its writes, moves the run on
+// and completes the job: one transaction.
+func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
+	output, err := json.Marshal(res.Output)
+	if err != nil {
+		return fmt.Errorf("marshal output: %w", err)
+	}
+	client := river.ClientFromContext[*sql.Tx](ctx)
+	return r.store.InTx(ctx, func(tx *sql.Tx) error {
+		run, steps, err := r.lockRun(ctx, tx, a.runID)
+		if err != nil {
+			return err
+		}
+		if st := find(steps, a.step); st == nil || st.Status == store.WorkflowStepSucceeded {
+			return a.complete(ctx, tx)
+		}
+		if err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output); err != nil {
+			return err
+		}
+		if res.Apply != nil {
+			if err := res.Apply(ctx, tx); err != nil {
+				return fmt.Errorf("apply: %w", err)
+			}
+		}
+		find(steps, a.step).Status = store.WorkflowStepSucceeded
+		if err := r.advance(ctx, tx, client, &run, steps); err != nil {
+			return err
+		}
+		if r.beforeCommit != nil {
+			if err := r.beforeCommit(a.step); err != nil {
+				return err
+			}
+		}
+		return a.complete(ctx, tx)
+	})
+}
+
+// fail records a failed attempt as onError decides and returns the error
+// River should see. jobCtx is the job's own context (its cause tells a
+// remote cancellation); bk is the detached bookkeeping context.
+func (r *Runner) fail(jobCtx, bk context.Context, a attempt, replay bool, err error) error {
+	final, reason, ret := isFinal(jobCtx, a.job, err), reasonText(jobCtx, err), err
+	client := river.ClientFromContext[*sql.Tx](bk)
+	txErr := r.store.InTx(bk, func(tx *sql.Tx) error {
+		run, steps, err := r.lockRun(bk, tx, a.runID)
+		if err != nil {
+			return err
+		}
+		st := find(steps, a.step)
+		if st == nil || st.Status == store.WorkflowStepSucceeded || st.JobID != a.job.ID {
+			return nil
+		}
+		out := onError(run.Status, final, replay)
+		if out.cancelJob {
+			ret = noRetry(err)
+		}
+		return r.record(bk, tx, client, &run, steps, a.step, out, reason)
+	})
+	if txErr != nil {
+		// Nothing was recorded, so let River treat the error as it would:
+		// a retry records it next time, and a last attempt's dead job is
+		// found by Reconcile, which fails the run.
+		r.logger.ErrorContext(bk, "workflow step: recording failure", "run_id", a.runID, "step", a.step,
+			"job_id", a.job.ID, "error", txErr)
+		return err
+	}
+	return ret
+}
+
+// noRetry wraps err in JobCancel unless it already is one.
+func noRetry(err error) error {
+	var cancel *river.JobCancelError
+	if errors.As(err, &cancel) {
+		return err
+	}
+	return river.JobCancel(err)
+}
