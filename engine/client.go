@@ -27,6 +27,8 @@ type ClientOptions struct {
 	// Work makes a client that fetches and works jobs. Without it the client
 	// only inserts and manages jobs (the CLI, and `serve --workers=false`).
 	Work bool
+	// Builtin are periodic jobs mull always runs, besides the config's.
+	Builtin []config.Cron
 	// Test makes River's clocks and IDs deterministic where it can.
 	Test river.TestConfig
 }
@@ -64,11 +66,22 @@ func NewClient(drv riverdriver.Driver[*sql.Tx], reg *Registry, opts ClientOption
 					"queue %q is used by a job kind but has no workers (configured: %v)", q, slices.Sorted(maps.Keys(cfg.Workers.Queues)))}
 			}
 		}
+		builtin, err := Periodic(opts.Builtin, reg)
+		if err != nil {
+			return nil, fmt.Errorf("built-in cron: %w", err)
+		}
+		for i, c := range cfg.Cron {
+			for _, b := range opts.Builtin {
+				if c.Name == b.Name {
+					return nil, &config.Error{Key: fmt.Sprintf("cron[%d].name", i), Problem: fmt.Sprintf("%q is a built-in entry's name", c.Name)}
+				}
+			}
+		}
 		periodic, err := Periodic(cfg.Cron, reg)
 		if err != nil {
 			return nil, err
 		}
-		rc.PeriodicJobs = periodic
+		rc.PeriodicJobs = append(builtin, periodic...)
 	}
 	return river.NewClient(drv, rc)
 }

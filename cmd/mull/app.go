@@ -9,7 +9,15 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/workflows"
 )
+
+// builtinCron are periodic jobs every worker runs whatever the config says.
+var builtinCron = []config.Cron{
+	// Fails runs whose step jobs died where no step code could record it
+	// (a worker killed on a last attempt, an operator's cancel in River UI).
+	{Name: "workflow-reconcile", Kind: "workflow_reconcile", Schedule: "@every 1m", Args: "{}"},
+}
 
 // app is everything a command builds from the config.
 type app struct {
@@ -18,6 +26,7 @@ type app struct {
 	store  *store.Store
 	reg    *engine.Registry
 	client *engine.Client
+	runner *workflows.Runner
 }
 
 // appMode says how much of mull a command needs.
@@ -73,10 +82,12 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		}
 	}
 	a.reg = engine.NewRegistry(a.cfg.Jobs)
+	a.runner = workflows.New(a.store, a.log)
+	workflows.Register(a.reg, a.runner)
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log})
 	var err error
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
-		Config: a.cfg, Logger: a.log, Work: mode == work,
+		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: builtinCron,
 	})
 	return err
 }
