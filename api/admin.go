@@ -69,8 +69,13 @@ func (s *Server) dlqRetry(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	res, err := dlq.Retry(r.Context(), s.deps.Client, dlq.Selector{IDs: req.IDs, Kind: req.Kind, All: req.All}, req.DryRun)
-	if err != nil {
+	var bad *dlq.SelectorError
+	switch {
+	case errors.As(err, &bad):
 		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	retried := 0

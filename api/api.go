@@ -86,8 +86,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.Serve
 func (s *Server) admin(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tok := s.deps.AdminToken; tok != "" {
-			got, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-			if !ok || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+			// The scheme is case-insensitive (RFC 7235): "bearer" is fine too.
+			scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+			if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mull admin"`)
 				writeError(w, http.StatusUnauthorized, "admin routes need Authorization: Bearer <MULL_ADMIN_TOKEN>")
 				return

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -155,6 +156,12 @@ type Selector struct {
 	All  bool
 }
 
+// SelectorError is a Selector that selects nothing, or selects in several
+// ways at once: the caller's mistake, unlike a failure to read the jobs.
+type SelectorError struct{ Problem string }
+
+func (e *SelectorError) Error() string { return e.Problem }
+
 // RetryResult says what happened to one dead letter.
 type RetryResult struct {
 	ID      int64  `json:"id"`
@@ -184,7 +191,7 @@ func Retry(ctx context.Context, c *engine.Client, sel Selector, dryRun bool) ([]
 func selectTargets(ctx context.Context, c *engine.Client, sel Selector) ([]RetryResult, error) {
 	switch {
 	case len(sel.IDs) > 0 && (sel.All || sel.Kind != ""):
-		return nil, errors.New("choose ids, a kind, or all; not several")
+		return nil, &SelectorError{Problem: "choose ids, a kind, or all; not several"}
 	case len(sel.IDs) > 0:
 		out := make([]RetryResult, 0, len(sel.IDs))
 		for _, id := range sel.IDs {
@@ -199,7 +206,7 @@ func selectTargets(ctx context.Context, c *engine.Client, sel Selector) ([]Retry
 		})
 		return out, err
 	default:
-		return nil, errors.New("nothing selected: give job ids, a kind, or all")
+		return nil, &SelectorError{Problem: "nothing selected: give job ids, a kind, or all"}
 	}
 }
 
@@ -242,7 +249,9 @@ func retryOne(ctx context.Context, c *engine.Client, r RetryResult, dryRun bool)
 }
 
 // uniqueBlocker finds a live job with the same unique key, which would make
-// River's retry fail on the unique index.
+// River's retry fail on the unique index. A job holds its key only in the
+// states of its own UniqueOpts.ByState (River's index checks each row's
+// unique_states), so a completed duplicate blocks only if ByState has completed.
 func uniqueBlocker(ctx context.Context, c *engine.Client, j *rivertype.JobRow) (*rivertype.JobRow, error) {
 	if len(j.UniqueKey) == 0 {
 		return nil, nil
@@ -256,7 +265,7 @@ func uniqueBlocker(ctx context.Context, c *engine.Client, j *rivertype.JobRow) (
 		return nil, fmt.Errorf("look for a newer duplicate: %w", err)
 	}
 	for _, o := range res.Jobs {
-		if o.ID != j.ID && bytes.Equal(o.UniqueKey, j.UniqueKey) {
+		if o.ID != j.ID && bytes.Equal(o.UniqueKey, j.UniqueKey) && slices.Contains(o.UniqueStates, o.State) {
 			return o, nil
 		}
 	}
@@ -269,8 +278,8 @@ func isUniqueViolation(err error) bool {
 		strings.Contains(s, "duplicate key")
 }
 
-// Purge deletes dead letters that died before now-olderThan. With dryRun it
-// lists them and deletes nothing.
+// Purge deletes dead letters that died before now-olderThan and returns the
+// ones it deleted. With dryRun it lists them and deletes nothing.
 func Purge(ctx context.Context, c *engine.Client, olderThan time.Duration, now time.Time, kind string, dryRun bool) ([]Letter, error) {
 	if olderThan < 0 {
 		return nil, errors.New("older-than must not be negative")
@@ -286,17 +295,30 @@ func Purge(ctx context.Context, c *engine.Client, olderThan time.Duration, now t
 	if err != nil || dryRun || len(victims) == 0 {
 		return victims, err
 	}
+	var purged []Letter
 	for start := 0; start < len(victims); start += 500 {
-		ids := make([]int64, 0, 500)
-		for _, v := range victims[start:min(start+500, len(victims))] {
+		batch := victims[start:min(start+500, len(victims))]
+		ids := make([]int64, 0, len(batch))
+		for _, v := range batch {
 			ids = append(ids, v.ID)
 		}
+		// First: JobDeleteMany deletes only 100 rows unless told otherwise.
 		// States again: a job retried since it was listed is not purged.
-		if _, err := c.JobDeleteMany(ctx, river.NewJobDeleteManyParams().IDs(ids...).States(States...)); err != nil {
-			return victims[:start], fmt.Errorf("purge: %w", err)
+		res, err := c.JobDeleteMany(ctx, river.NewJobDeleteManyParams().IDs(ids...).States(States...).First(len(ids)))
+		if err != nil {
+			return purged, fmt.Errorf("purge: %w", err)
+		}
+		gone := make(map[int64]bool, len(res.Jobs))
+		for _, j := range res.Jobs {
+			gone[j.ID] = true
+		}
+		for _, v := range batch {
+			if gone[v.ID] {
+				purged = append(purged, v)
+			}
 		}
 	}
-	return victims, nil
+	return purged, nil
 }
 
 // ParseSince reads an RFC 3339 time, or a duration back from now ("24h", "7d").
