@@ -93,9 +93,13 @@ func (w *Watchdog) Beat(ctx context.Context) error {
 	})
 }
 
-// RescueOrphans makes the running jobs of dead workers retryable now (or
+// RescueOrphans makes the running jobs of dead workers available now (or
 // discards them when they were on their last attempt), recording why in
-// the job's errors, and returns how many it rescued.
+// the job's errors, and returns how many it rescued. Available, not
+// retryable: a retryable job waits for the leader's scheduler, and after a
+// crash the dead process may hold the leadership until its lease expires.
+// The killed attempt counts, so a job that crashes its worker every time
+// still ends in the dead letters.
 func (w *Watchdog) RescueOrphans(ctx context.Context) (int, error) {
 	w.init()
 	now := w.Now().UTC()
@@ -168,7 +172,7 @@ func (w *Watchdog) rescue(ctx context.Context, jobs []*rivertype.JobRow, dead ma
 		if err != nil {
 			return err
 		}
-		state, finalized := rivertype.JobStateRetryable, (*time.Time)(nil)
+		state, finalized := rivertype.JobStateAvailable, (*time.Time)(nil)
 		if j.Attempt >= j.MaxAttempts {
 			state, finalized = rivertype.JobStateDiscarded, &now
 		}

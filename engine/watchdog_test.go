@@ -92,7 +92,7 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if job.State != rivertype.JobStateRetryable || len(job.Errors) != 1 ||
+		if job.State != rivertype.JobStateAvailable || len(job.Errors) != 1 ||
 			!strings.Contains(job.Errors[0].Error, "stopped heartbeating") {
 			t.Fatalf("rescued job: state %s errors %+v", job.State, job.Errors)
 		}
