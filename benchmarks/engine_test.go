@@ -1,0 +1,150 @@
+// Package benchmarks measures mull's engine against raw River on the same
+// database, in one run: go test -run '^$' -bench . -benchtime 5000x ./benchmarks/
+package benchmarks
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/workflows"
+)
+
+type noopArgs struct {
+	N int `json:"n"`
+}
+
+func (noopArgs) Kind() string { return "bench_noop" }
+
+type noopWorker struct {
+	river.WorkerDefaults[noopArgs]
+}
+
+func (noopWorker) Work(context.Context, *river.Job[noopArgs]) error { return nil }
+
+const benchWorkers = 200
+
+// BenchmarkNoopJobs works b.N no-op jobs on each database three ways: raw
+// River; mull's engine (registry, insert middleware, spec worker); and
+// mull's workflows (each job a step of a split → 98 parts → join run, with
+// its start, completion and unblocking transactions). It reports jobs/s.
+func BenchmarkNoopJobs(b *testing.B) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		b.Run(dialect+"/river", func(b *testing.B) {
+			s := storetest.New(b, dialect)
+			workers := river.NewWorkers()
+			river.AddWorker(workers, &noopWorker{})
+			c, err := river.NewClient(s.Driver(), &river.Config{
+				Logger:  enginetest.Logger(),
+				Workers: workers,
+				Queues:  map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: benchWorkers}},
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchClient(b, c)
+		})
+		b.Run(dialect+"/mull", func(b *testing.B) {
+			s := storetest.New(b, dialect)
+			reg := engine.NewRegistry(nil)
+			engine.Add(reg, engine.Spec{Kind: "bench_noop", Timeout: time.Minute}, &noopWorker{})
+			cfg := config.Default()
+			cfg.Workers.Queues = map[string]int{"default": benchWorkers}
+			c := enginetest.NewClient(b, s, reg, cfg, true)
+			benchClient(b, c)
+		})
+		b.Run(dialect+"/workflow", func(b *testing.B) {
+			s := storetest.New(b, dialect)
+			reg := engine.NewRegistry(nil)
+			runner := workflows.New(s, enginetest.Logger())
+			workflows.AddStep(reg, runner, engine.Spec{Kind: "bench_noop", Timeout: time.Minute},
+				func(context.Context, *workflows.Step[noopArgs]) (workflows.Result, error) {
+					return workflows.Result{Output: true}, nil
+				})
+			cfg := config.Default()
+			cfg.Workers.Queues = map[string]int{"default": benchWorkers}
+			c := enginetest.NewClient(b, s, reg, cfg, true)
+			benchWorkflows(b, s, runner, c)
+		})
+	}
+}
+
+func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine.Client) {
+	ctx := context.Background()
+	done, cancel := c.SubscribeConfig(&river.SubscribeConfig{Kinds: []river.EventKind{river.EventKindJobCompleted}, ChanSize: b.N + 200})
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop(ctx)
+	b.ResetTimer()
+	start := time.Now()
+	steps := 0
+	for steps < b.N {
+		n := min(100, b.N-steps)
+		def := workflows.Def{Name: "bench", Steps: []workflows.StepDef{{Name: "split", Args: noopArgs{}}}}
+		var parts []string
+		for i := 0; i < n-2; i++ {
+			parts = append(parts, fmt.Sprintf("p%d", i))
+			def.Steps = append(def.Steps, workflows.StepDef{Name: parts[i], Args: noopArgs{N: i}, After: []string{"split"}})
+		}
+		if n >= 2 {
+			def.Steps = append(def.Steps, workflows.StepDef{Name: "join", Args: noopArgs{}, After: parts})
+		}
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := r.Start(ctx, tx, c, def)
+			return err
+		}); err != nil {
+			b.Fatal(err)
+		}
+		steps += len(def.Steps)
+	}
+	timeout := time.After(5 * time.Minute)
+	for range steps {
+		select {
+		case <-done:
+		case <-timeout:
+			b.Fatal("steps did not finish")
+		}
+	}
+	b.ReportMetric(float64(steps)/time.Since(start).Seconds(), "jobs/s")
+}
+
+func benchClient(b *testing.B, c *engine.Client) {
+	ctx := context.Background()
+	done, cancel := c.SubscribeConfig(&river.SubscribeConfig{Kinds: []river.EventKind{river.EventKindJobCompleted}, ChanSize: b.N + 1})
+	defer cancel()
+	if err := c.Start(ctx); err != nil {
+		b.Fatal(err)
+	}
+	defer c.Stop(ctx)
+	b.ResetTimer()
+	start := time.Now()
+	for i := 0; i < b.N; i += 1000 {
+		params := make([]river.InsertManyParams, 0, 1000)
+		for j := i; j < min(i+1000, b.N); j++ {
+			params = append(params, river.InsertManyParams{Args: noopArgs{N: j}})
+		}
+		if _, err := c.InsertMany(ctx, params); err != nil {
+			b.Fatal(err)
+		}
+	}
+	timeout := time.After(5 * time.Minute)
+	for range b.N {
+		select {
+		case <-done:
+		case <-timeout:
+			b.Fatal("jobs did not finish")
+		}
+	}
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "jobs/s")
+}
