@@ -48,10 +48,14 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 		spec := engine.Spec{Kind: "hold", MaxAttempts: 3, Timeout: time.Hour}
 
 		// Worker A takes the job and "dies": its heartbeat is an hour old.
+		// With one worker slot, busy holding the job, it cannot fetch the
+		// job again once rescued.
 		regA := engine.NewRegistry(nil)
 		held := &holdWorker{started: make(chan int64, 1), release: make(chan struct{})}
 		engine.Add(regA, spec, held)
-		a := enginetest.NewClient(t, s, regA, enginetest.Config(), true)
+		cfgA := enginetest.Config()
+		cfgA.Workers.Queues = map[string]int{"default": 1}
+		a := enginetest.NewClient(t, s, regA, cfgA, true)
 		if err := a.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
