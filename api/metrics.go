@@ -87,7 +87,7 @@ var (
 	jobsDesc = prometheus.NewDesc("mull_jobs",
 		"Jobs in the database by kind, queue and state.", []string{"kind", "queue", "state"}, nil)
 	deadDesc = prometheus.NewDesc("mull_dead_letters",
-		"Discarded jobs (attempts exhausted) kept for an operator, by kind.", []string{"kind"}, nil)
+		"Dead letters kept for an operator, by kind: discarded jobs (attempts exhausted) and jobs cancelled with an error (permanent failures).", []string{"kind"}, nil)
 	upDesc = prometheus.NewDesc("mull_database_up",
 		"1 when the job counts could be read from the database.", nil, nil)
 )
@@ -107,13 +107,15 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
 		return
 	}
+	dead, err := c.store.DeadLetterCounts(ctx)
+	if err != nil {
+		c.logger.Warn("metrics: count dead letters", "error", err)
+		ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 0)
+		return
+	}
 	ch <- prometheus.MustNewConstMetric(upDesc, prometheus.GaugeValue, 1)
-	dead := map[string]int64{}
 	for _, jc := range counts {
 		ch <- prometheus.MustNewConstMetric(jobsDesc, prometheus.GaugeValue, float64(jc.N), jc.Kind, jc.Queue, jc.State)
-		if jc.State == "discarded" {
-			dead[jc.Kind] += jc.N
-		}
 	}
 	for kind, n := range dead {
 		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(n), kind)

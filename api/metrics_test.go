@@ -73,8 +73,8 @@ func TestMetrics(t *testing.T) {
 			`mull_jobs{kind="apitest",queue="default",state="completed"} 1`,
 			`mull_jobs{kind="apitest",queue="default",state="discarded"} 1`,
 			`mull_jobs{kind="apitest",queue="default",state="cancelled"} 1`,
-			// Counts discarded jobs only (see the report on cancelled ones).
-			`mull_dead_letters{kind="apitest"} 1`,
+			// The discarded job and the one cancelled with an error.
+			`mull_dead_letters{kind="apitest"} 2`,
 			`mull_job_attempts_total{kind="apitest",outcome="completed"} 1`,
 			`mull_job_attempts_total{kind="apitest",outcome="failed"} 1`,
 			`mull_job_attempts_total{kind="apitest",outcome="discarded"} 1`,
@@ -95,7 +95,7 @@ func TestMetrics(t *testing.T) {
 		expect(t, rec, http.StatusOK, nil)
 		requireMetrics(t, rec.Body.String(),
 			`mull_jobs{kind="apitest",queue="default",state="discarded"} 2`,
-			`mull_dead_letters{kind="apitest"} 2`,
+			`mull_dead_letters{kind="apitest"} 3`,
 		)
 	})
 }

@@ -32,3 +32,29 @@ func (s *Store) JobCounts(ctx context.Context) ([]JobCount, error) {
 	}
 	return out, rows.Err()
 }
+
+// DeadLetterCounts counts dead letters by kind: discarded jobs, and jobs
+// cancelled with an error (a permanent failure). A job cancelled without
+// one (an operator's cancel, a workflow step never started) did not fail.
+func (s *Store) DeadLetterCounts(ctx context.Context) (map[string]int64, error) {
+	hasErrors := "coalesce(array_length(errors, 1), 0) > 0"
+	if s.Dialect == SQLite {
+		hasErrors = "errors is not null and json_array_length(errors) > 0"
+	}
+	rows, err := s.DB.QueryContext(ctx, `select kind, count(*) from river_job
+		where state = 'discarded' or (state = 'cancelled' and `+hasErrors+`) group by kind`)
+	if err != nil {
+		return nil, fmt.Errorf("count dead letters: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int64{}
+	for rows.Next() {
+		var kind string
+		var n int64
+		if err := rows.Scan(&kind, &n); err != nil {
+			return nil, fmt.Errorf("count dead letters: %w", err)
+		}
+		out[kind] = n
+	}
+	return out, rows.Err()
+}
