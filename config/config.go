@@ -46,6 +46,12 @@ type Config struct {
 
 	// Retention says how long finished jobs are kept.
 	Retention Retention `toml:"retention"`
+
+	// LLM configures the DeepSeek client.
+	LLM LLM `toml:"llm"`
+
+	// Budget configures the daily token budgets.
+	Budget Budget `toml:"budget"`
 }
 
 // Log configures logging.
@@ -150,6 +156,8 @@ func (c Config) WithDefaults() Config {
 	c.Workers.FetchPollInterval = cmp.Or(c.Workers.FetchPollInterval, Duration(time.Second))
 	c.Retention.Completed = cmp.Or(c.Retention.Completed, Duration(24*time.Hour))
 	c.Retention.Cancelled = cmp.Or(c.Retention.Cancelled, Duration(720*time.Hour))
+	c.LLM = c.LLM.withDefaults()
+	c.Budget = c.Budget.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -197,7 +205,13 @@ func (c Config) Validate() error {
 	if err := validateCron(c.Cron); err != nil {
 		return err
 	}
-	return c.Retention.validate()
+	if err := c.Retention.validate(); err != nil {
+		return err
+	}
+	if err := c.LLM.validate(); err != nil {
+		return err
+	}
+	return c.Budget.validate()
 }
 
 func (w Workers) validate() error {

@@ -41,9 +41,13 @@ func Load(src Source) (Config, error) {
 	}
 	env := map[string]string{}
 	for _, kv := range src.Environ {
-		if k, v, ok := strings.Cut(kv, "="); ok && strings.HasPrefix(k, EnvPrefix) {
+		if k, v, ok := strings.Cut(kv, "="); ok && (strings.HasPrefix(k, EnvPrefix) || k == "DEEPSEEK_API_KEY") {
 			env[k] = v
 		}
+	}
+	// DeepSeek's own variable name works too; MULL_LLM_API_KEY wins.
+	if v, ok := env["DEEPSEEK_API_KEY"]; ok && env["MULL_LLM_API_KEY"] == "" {
+		env["MULL_LLM_API_KEY"] = v
 	}
 	if err := walk(&c, func(key string, v reflect.Value, _ reflect.StructField) error {
 		name := EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
@@ -102,7 +106,7 @@ func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField)
 				if err := visit(key+".", fv); err != nil {
 					return err
 				}
-			case reflect.Map, reflect.Slice:
+			case reflect.Map, reflect.Slice, reflect.Pointer:
 			default:
 				if err := fn(key, fv, f); err != nil {
 					return err
