@@ -1,0 +1,108 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/llm/fakeds"
+)
+
+func newFakeDeepSeekCmd(g *globals) *cobra.Command {
+	var listen, scriptFile, apiKey string
+	var cacheUnit int
+	var keepAlive time.Duration
+	cmd := &cobra.Command{
+		Use:   "fake-deepseek",
+		Short: "Serve a fake DeepSeek API for tests and offline demos",
+		Long: `Serve a fake DeepSeek chat API on --listen: POST /chat/completions and
+/v1/chat/completions, non-streaming and streaming, JSON mode, with usage
+whose cache split comes from an emulated prefix cache (a prompt's cache hit
+is the longest prefix, in whole --cache-unit tokens, seen in an earlier
+request; tokens are ceil(bytes/4) per message plus 3). Point mull at it with
+MULL_LLM_BASE_URL=http://ADDR. It runs until interrupted.
+
+Without a script it answers every mull prompt type (named by a
+"mull-prompt: <type>" line in the system message) with schema-valid JSON.
+A script (--script FILE, JSON) makes it fail on demand. Rules are tried in
+order and the first that matches wins; a rule matches when every field it
+gives holds:
+
+  model        the request's model, exactly
+  marker       text that appears in any message
+  kind         the job kind (X-Mull-Job-Kind header or user_id "mull:<kind>:<id>")
+  times        only the first N matching requests (then the rule is skipped)
+
+and answers with either a response or a fault:
+
+  response     {"content": "text" or a JSON value, "finish_reason": "stop",
+                "reasoning_content": "...", "usage": {"prompt_tokens": 10, ...}}
+               (no content: the default reply)
+  fault        429, 500, 503, 402, 400, 401, 422 (that HTTP error, in
+               DeepSeek's shape), hang, slow, blank, truncated, invalid_json,
+               wrong_schema
+  retry_after  seconds, for a 429's Retry-After header
+  delay        how long "slow" sends keep-alives before answering ("2s")
+  message      the error message of an HTTP fault
+
+  hang: keep-alive lines until the client gives up. slow: keep-alives, then
+  the answer. blank: empty content. truncated: cut-off JSON with
+  finish_reason "length". invalid_json: text that is not JSON. wrong_schema:
+  a JSON object without the expected fields.
+
+Example:
+
+  {"rules": [
+    {"kind": "retro_session", "times": 2, "fault": "429", "retry_after": 3},
+    {"marker": "FAIL-HERE", "fault": "500"},
+    {"model": "deepseek-v4-pro", "fault": "slow", "delay": "2s"},
+    {"kind": "llm_probe", "response": {"content": {"ok": true, "echo": "hi"}}}
+  ]}
+
+A script with a mistake exits with status 2, naming the rule and the field.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts := fakeds.Options{APIKey: apiKey, CacheUnit: cacheUnit, KeepAliveEvery: keepAlive}
+			if cacheUnit < 1 {
+				return usageErr("--cache-unit %d: want at least 1 token", cacheUnit)
+			}
+			if keepAlive <= 0 {
+				return usageErr("--keep-alive %s: want a positive duration", keepAlive)
+			}
+			if scriptFile != "" {
+				script, err := fakeds.LoadScript(scriptFile)
+				if err != nil {
+					return usageErr("script %v", err)
+				}
+				opts.Script = script
+			}
+			ln, err := net.Listen("tcp", listen)
+			if err != nil {
+				return fmt.Errorf("listen: %w", err)
+			}
+			var cfg config.Config
+			cfg.Log.Level, cfg.Log.Format = g.logLevel, g.logFormat
+			if cfg.Log.Level == "" {
+				cfg.Log.Level = "info"
+			}
+			if cfg.Log.Format == "" {
+				cfg.Log.Format = "auto"
+			}
+			logger := newLogger(cfg, g.stderr).With("component", "fake_deepseek")
+			opts.Logger = logger
+			url := "http://" + ln.Addr().String()
+			logger.Info("fake DeepSeek listening; set MULL_LLM_BASE_URL to its url", "url", url, "script", scriptFile)
+			return fakeds.Serve(cmd.Context(), ln, fakeds.New(opts))
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&listen, "listen", "127.0.0.1:7799", "address to serve on (port 0 picks a free one)")
+	f.StringVar(&scriptFile, "script", "", "JSON script of responses and faults (see above)")
+	f.StringVar(&apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' (default: accept any)")
+	f.IntVar(&cacheUnit, "cache-unit", 64, "prefix cache unit in tokens: cache hits cover whole units")
+	f.DurationVar(&keepAlive, "keep-alive", time.Second, "time between keep-alive lines while a request is held")
+	return cmd
+}

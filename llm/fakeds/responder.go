@@ -1,0 +1,124 @@
+package fakeds
+
+import (
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// Prompt is what a Responder sees of a request.
+type Prompt struct {
+	// Type is the mull prompt type, from a "mull-prompt: <type>" line in the
+	// system message; "" when there is none.
+	Type string
+	// User is the text of the last user message.
+	User string
+	// Messages are all the messages, in order.
+	Messages []Message
+	// JSON is true when the request asked for response_format json_object.
+	JSON bool
+}
+
+// Responder makes the default reply for one mull prompt type: a value that
+// is sent as its JSON text, valid for the prompt's schema.
+type Responder func(p Prompt) any
+
+// PromptMarker starts the line of a system message that names mull's prompt
+// type, so the default responder knows which schema to answer in.
+const PromptMarker = "mull-prompt:"
+
+// defaultResponders answer each mull prompt type schema-valid JSON. A new
+// prompt type is one entry here.
+var defaultResponders = map[string]Responder{
+	"llm_probe": func(p Prompt) any {
+		return map[string]any{"ok": true, "echo": truncateRunes(p.User, 200)}
+	},
+}
+
+// reply is what the fake answers, before max_tokens and faults.
+func (s *Server) reply(p Prompt) string {
+	if r, ok := s.responders[p.Type]; ok {
+		return jsonText(r(p))
+	}
+	if p.JSON {
+		return `{"ok":true}`
+	}
+	if p.Type == "" {
+		return "This is fake-deepseek: no mull prompt type was given, so here is a plain reply."
+	}
+	return "This is fake-deepseek: it has no canned reply for prompt type " + p.Type + "."
+}
+
+// newPrompt reads the prompt type and the last user message.
+func newPrompt(msgs []Message, jsonMode bool) Prompt {
+	p := Prompt{Messages: msgs, JSON: jsonMode}
+	for _, m := range msgs {
+		switch m.Role {
+		case "system":
+			if p.Type == "" {
+				p.Type = promptType(m.Content)
+			}
+		case "user":
+			p.User = m.Content
+		}
+	}
+	return p
+}
+
+func promptType(system string) string {
+	for line := range strings.Lines(system) {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), PromptMarker); ok {
+			// "mull-prompt: retro_session v2": the type, then an optional version.
+			if f := strings.Fields(rest); len(f) > 0 {
+				return f[0]
+			}
+			return ""
+		}
+	}
+	return ""
+}
+
+func jsonText(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return `{"ok":false}`
+	}
+	return string(b)
+}
+
+func truncateRunes(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n])
+}
+
+// wrongSchema is valid JSON that no mull prompt's schema accepts.
+const wrongSchema = `{"fake_deepseek":"wrong_schema","note":"this object lacks the fields the prompt asked for"}`
+
+// invalidJSON is the reply of the invalid_json fault.
+const invalidJSON = "Sure! Here is the JSON you asked for: {ok: true, note: 'single quotes'"
+
+// truncate cuts a JSON reply short so it no longer parses.
+func truncate(content string) string {
+	cut := cutBytes(content, len(content)/2)
+	for json.Valid([]byte(cut)) && cut != "" {
+		cut = cutBytes(cut, len(cut)-1)
+	}
+	if cut == "" {
+		return "{"
+	}
+	return cut
+}
+
+// cutBytes is s cut to at most n bytes, at a rune boundary.
+func cutBytes(s string, n int) string {
+	if n >= len(s) {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}
