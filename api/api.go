@@ -16,6 +16,7 @@ import (
 
 	"riverqueue.com/riverui"
 
+	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/store"
 )
@@ -26,6 +27,9 @@ type Deps struct {
 	Client   *engine.Client
 	Registry *engine.Registry
 	Logger   *slog.Logger
+	// Budget is the token ledger GET /v1/admin/budget reports. Nil: that
+	// route answers 503.
+	Budget *budget.Ledger
 	// AdminToken guards /v1/admin/ and /riverui/. Empty: loopback only.
 	AdminToken string
 	// Now is the clock. Defaults to time.Now.
@@ -67,6 +71,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/dlq/{id}", s.admin(s.dlqShow))
 	s.mux.Handle("POST /v1/admin/dlq/retry", s.admin(s.dlqRetry))
 	s.mux.Handle("POST /v1/admin/dlq/purge", s.admin(s.dlqPurge))
+	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

@@ -5,8 +5,12 @@ package jobs
 import (
 	"log/slog"
 
+	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/jobs/budgetsweep"
+	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
+	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 )
 
@@ -14,9 +18,13 @@ import (
 type Deps struct {
 	Store  *store.Store
 	Logger *slog.Logger
+	LLM    *llm.Client
+	Ledger *budget.Ledger
 }
 
 // Register adds every job kind's worker to the registry.
 func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, probe.Spec, &probe.Worker{})
+	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
+	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Logger: d.Logger})
 }

@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/jobs"
+	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
 )
@@ -17,6 +19,8 @@ var builtinCron = []config.Cron{
 	// Fails runs whose step jobs died where no step code could record it
 	// (a worker killed on a last attempt, an operator's cancel in River UI).
 	{Name: "workflow-reconcile", Kind: "workflow_reconcile", Schedule: "@every 1m", Args: "{}"},
+	// Releases budget reservations a dead process never settled.
+	{Name: "budget-sweep", Kind: "budget_sweep", Schedule: "@every 5m", Args: "{}"},
 }
 
 // app is everything a command builds from the config.
@@ -27,6 +31,8 @@ type app struct {
 	reg    *engine.Registry
 	client *engine.Client
 	runner *workflows.Runner
+	ledger *budget.Ledger
+	llm    *llm.Client
 }
 
 // appMode says how much of mull a command needs.
@@ -42,11 +48,15 @@ const (
 	serveOnly
 )
 
-// open builds the app. The caller closes it.
-func (g *globals) open(ctx context.Context, mode appMode) (*app, error) {
+// open builds the app. The caller closes it. edit, when given, adjusts the
+// loaded configuration first (serve --fake-llm points the LLM at its fake).
+func (g *globals) open(ctx context.Context, mode appMode, edit ...func(*config.Config)) (*app, error) {
 	cfg, err := g.loadConfig()
 	if err != nil {
 		return nil, err
+	}
+	for _, e := range edit {
+		e(&cfg)
 	}
 	a := &app{cfg: cfg, log: newLogger(cfg, g.stderr)}
 	db, err := config.ParseDatabaseURL(cfg.DatabaseURL, cfg.DataDir)
@@ -84,8 +94,12 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.reg = engine.NewRegistry(a.cfg.Jobs)
 	a.runner = workflows.New(a.store, a.log)
 	workflows.Register(a.reg, a.runner)
-	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log})
 	var err error
+	if a.ledger, err = budget.New(a.store, a.cfg.Budget, budget.WithLogger(a.log.With("component", "budget"))); err != nil {
+		return err
+	}
+	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
+	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: builtinCron,
 	})

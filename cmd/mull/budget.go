@@ -136,12 +136,7 @@ func openLedger(ctx context.Context, g *globals) (*app, *budget.Ledger, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	l, err := budget.New(a.store, a.cfg.Budget, budget.WithLogger(a.log))
-	if err != nil {
-		a.close()
-		return nil, nil, err
-	}
-	return a, l, nil
+	return a, a.ledger, nil
 }
 
 // keyReport is one key's row today, if it has a limit or usage.

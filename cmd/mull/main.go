@@ -115,7 +115,8 @@ print' shows the result.`,
 	pf.StringVar(&g.logFormat, "log-format", "", "auto, text or json (default auto: text on a terminal, else JSON; env MULL_LOG_FORMAT)")
 	root.AddCommand(
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
-		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g),
+		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newLLMCmd(g),
+		newFakeDeepSeekCmd(g), newBudgetCmd(g),
 	)
 	return root
 }

@@ -6,23 +6,29 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
 
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
 )
 
 func newProbeCmd(g *globals) *cobra.Command {
-	var fail, wait bool
+	var fail, wait, withLLM bool
 	var timeout time.Duration
-	var note string
+	var note, prompt, workspace string
 	cmd := &cobra.Command{
 		Use:   "probe",
 		Short: "Enqueue a probe job to check the pipeline end to end",
 		Long: `Enqueue a probe job. It succeeds; with --fail it fails on purpose on both of
 its 2 attempts (1s apart) and lands in the dead letters, so 'mull dlq list',
 'mull dlq retry' and alerts can be checked end to end.
+
+With --llm, enqueue an llm_probe instead: one small JSON-mode call to the model
+through the whole path (budget reservation, DeepSeek, usage and cost, the call
+record, error mapping). 'mull llm calls' shows its record.
 
 With --wait, follow the job until it finishes and print how it ended and how
 long it took. A worker ('mull serve' or 'mull worker') must be running on the
@@ -35,11 +41,18 @@ same database.`,
 			}
 			defer a.close()
 			start := time.Now()
-			res, err := a.client.Insert(cmd.Context(), probe.Args{Fail: fail, Note: note}, nil)
+			var args river.JobArgs = probe.Args{Fail: fail, Note: note}
+			if withLLM {
+				if fail {
+					return usageErr("--fail and --llm do not go together; script a fault with 'mull fake-deepseek --script'")
+				}
+				args = llmprobe.Args{Prompt: prompt, Workspace: workspace}
+			}
+			res, err := a.client.Insert(cmd.Context(), args, nil)
 			if err != nil {
 				return fmt.Errorf("enqueue probe: %w", err)
 			}
-			fmt.Fprintf(g.stdout, "enqueued probe job %d (fail=%t, max attempts %d)\n", res.Job.ID, fail, res.Job.MaxAttempts)
+			fmt.Fprintf(g.stdout, "enqueued %s job %d (fail=%t, max attempts %d)\n", res.Job.Kind, res.Job.ID, fail, res.Job.MaxAttempts)
 			if !wait {
 				return nil
 			}
@@ -50,14 +63,14 @@ same database.`,
 			took := time.Since(start).Round(time.Millisecond)
 			switch job.State {
 			case rivertype.JobStateCompleted:
-				fmt.Fprintf(g.stdout, "probe job %d completed in %s (attempt %d)\n", job.ID, took, job.Attempt)
+				fmt.Fprintf(g.stdout, "%s job %d completed in %s (attempt %d)\n", job.Kind, job.ID, took, job.Attempt)
 				return nil
 			default:
 				last := ""
 				if n := len(job.Errors); n > 0 {
 					last = job.Errors[n-1].Error
 				}
-				fmt.Fprintf(g.stdout, "probe job %d %s after %d attempts in %s: %s\n", job.ID, job.State, job.Attempt, took, last)
+				fmt.Fprintf(g.stdout, "%s job %d %s after %d attempts in %s: %s\n", job.Kind, job.ID, job.State, job.Attempt, took, last)
 				if fail {
 					return nil // it was asked to fail
 				}
@@ -70,6 +83,9 @@ same database.`,
 	f.BoolVar(&wait, "wait", false, "wait until the job finishes and report")
 	f.DurationVar(&timeout, "timeout", 2*time.Minute, "how long --wait waits")
 	f.StringVar(&note, "note", "", "free text stored in the job's args")
+	f.BoolVar(&withLLM, "llm", false, "probe the LLM path instead (an llm_probe job)")
+	f.StringVar(&prompt, "prompt", "ping from mull probe --llm", "with --llm: the text the model echoes")
+	f.StringVar(&workspace, "workspace", "", "with --llm: charge the call to this workspace's budget")
 	return cmd
 }
 

@@ -14,12 +14,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/store"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var workers bool
+	var workers, fakeLLM bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API and the job workers",
@@ -35,10 +37,11 @@ the queue without using up an attempt), closes the database and exits 0. A secon
 			if !workers {
 				mode = serveOnly
 			}
-			return runServer(cmd.Context(), g, mode, true)
+			return runServer(cmd.Context(), g, mode, true, fakeLLM)
 		},
 	}
 	cmd.Flags().BoolVar(&workers, "workers", true, "also work jobs in this process (--workers=false serves HTTP only)")
+	cmd.Flags().BoolVar(&fakeLLM, "fake-llm", false, "answer LLM calls with the built-in fake DeepSeek on a loopback port: an offline demo, no API key")
 	return cmd
 }
 
@@ -51,17 +54,34 @@ PostgreSQL to share the queue. River elects one leader among them for periodic
 (cron) jobs. On SQLite every process must be on the same machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd.Context(), g, work, false)
+			return runServer(cmd.Context(), g, work, false, false)
 		},
 	}
 }
 
-func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) error {
-	a, err := g.open(ctx, mode)
+func runServer(ctx context.Context, g *globals, mode appMode, withHTTP, fakeLLM bool) error {
+	var edits []func(*config.Config)
+	if fakeLLM {
+		url, stop, err := startFakeLLM(ctx)
+		if err != nil {
+			return err
+		}
+		defer stop()
+		edits = append(edits, func(c *config.Config) { c.LLM.BaseURL, c.LLM.APIKey = url, "sk-fake" })
+	}
+	a, err := g.open(ctx, mode, edits...)
 	if err != nil {
 		return err
 	}
 	defer a.close()
+	if err := a.ledger.SyncConfig(ctx); err != nil {
+		return fmt.Errorf("load budget limits from config: %w", err)
+	}
+	if fakeLLM {
+		a.log.Warn("LLM calls go to the built-in fake DeepSeek", "base_url", a.cfg.LLM.BaseURL)
+	} else if a.cfg.LLM.APIKey == "" && mode == work {
+		a.log.Warn("no DEEPSEEK_API_KEY (or llm.api_key) set: LLM jobs will fail with 401 into the dead letters; use --fake-llm for an offline demo")
+	}
 	if a.store.Dialect == store.SQLite && !withHTTP {
 		a.log.Warn("mull worker on SQLite: every process must share this machine's file; use PostgreSQL to spread work")
 	}
@@ -74,7 +94,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) err
 	var apiSrv *api.Server
 	if withHTTP {
 		if apiSrv, err = api.New(workCtx, api.Deps{
-			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken,
+			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger,
 		}); err != nil {
 			return err
 		}
@@ -139,6 +159,21 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool) err
 	}
 	a.log.Info("stopped")
 	return nil
+}
+
+// startFakeLLM serves the fake DeepSeek on a loopback port until stop.
+func startFakeLLM(ctx context.Context) (string, func(), error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, fmt.Errorf("fake llm: %w", err)
+	}
+	fctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = fakeds.Serve(fctx, ln, fakeds.New(fakeds.Options{}))
+	}()
+	return "http://" + ln.Addr().String() + "/v1", func() { cancel(); <-done }, nil
 }
 
 func adminMode(token string) string {

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mullhq/mull/dlq"
+	"github.com/mullhq/mull/store"
+)
+
+func newLLMCmd(g *globals) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "llm",
+		Short: "Show LLM calls, their tokens and cost",
+		Long: `Every call mull makes to the model is recorded: job id and kind, workspace,
+model, tokens by class (prompt cache hit and miss, completion), cost, latency,
+outcome and error class.`,
+	}
+	cmd.AddCommand(newLLMCallsCmd(g), newLLMUsageCmd(g))
+	return cmd
+}
+
+// callFilterFlags are the filters shared by `llm calls` and `llm usage`.
+type callFilterFlags struct {
+	job             int64
+	kind, workspace string
+	since, until    string
+	limit           int
+}
+
+func (c *callFilterFlags) add(cmd *cobra.Command) {
+	f := cmd.Flags()
+	f.Int64Var(&c.job, "job", 0, "only calls of this job id")
+	f.StringVar(&c.kind, "kind", "", "only calls of this job kind")
+	f.StringVar(&c.workspace, "workspace", "", "only calls for this workspace")
+	f.StringVar(&c.since, "since", "", "only calls since this RFC 3339 time or this long ago (24h, 7d)")
+	f.StringVar(&c.until, "until", "", "only calls before this RFC 3339 time or this long ago")
+}
+
+func (c *callFilterFlags) filter(now time.Time) (store.LLMCallFilter, error) {
+	f := store.LLMCallFilter{JobID: c.job, Kind: c.kind, Workspace: c.workspace, Limit: c.limit}
+	var err error
+	if c.since != "" {
+		if f.Since, err = dlq.ParseSince(c.since, now); err != nil {
+			return f, usageErr("--since: %v", err)
+		}
+	}
+	if c.until != "" {
+		if f.Until, err = dlq.ParseSince(c.until, now); err != nil {
+			return f, usageErr("--until: %v", err)
+		}
+	}
+	return f, nil
+}
+
+func newLLMCallsCmd(g *globals) *cobra.Command {
+	var cf callFilterFlags
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "calls",
+		Short: "List LLM calls, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f, err := cf.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			a, err := g.open(cmd.Context(), manage)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			calls, err := a.store.ListLLMCalls(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(g, nonNil(calls))
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "TIME\tJOB\tKIND\tMODEL\tPROMPT\tCACHE HIT\tOUTPUT\tCOST $\tLATENCY\tOUTCOME")
+			for _, c := range calls {
+				outcome := c.Outcome
+				if c.ErrorReason != "" {
+					outcome += " (" + c.ErrorReason + ")"
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.6f\t%s\t%s\n", c.CreatedAt.Format(time.RFC3339), c.JobID, c.Kind,
+					c.Model, c.PromptTokens, c.CacheHitTokens, c.CompletionTokens, usd(c.CostNanoUSD),
+					(time.Duration(c.LatencyMS) * time.Millisecond).String(), outcome)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintf(g.stdout, "%d calls\n", len(calls))
+			return nil
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().IntVar(&cf.limit, "limit", 100, "at most this many")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newLLMUsageCmd(g *globals) *cobra.Command {
+	var cf callFilterFlags
+	var by string
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "usage",
+		Short: "Sum LLM calls' tokens and cost by job, workspace, kind or day",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch by {
+			case "job", "workspace", "kind", "day":
+			default:
+				return usageErr("--by %q: want job, workspace, kind or day", by)
+			}
+			f, err := cf.filter(time.Now())
+			if err != nil {
+				return err
+			}
+			a, err := g.open(cmd.Context(), manage)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			rows, err := a.store.SumLLMCalls(cmd.Context(), by, f)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(g, nonNil(rows))
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "%s\tCALLS\tFAILED\tPROMPT\tCACHE HIT %%\tOUTPUT\tCOST $\n", map[string]string{
+				"job": "JOB", "workspace": "WORKSPACE", "kind": "KIND", "day": "DAY (UTC)"}[by])
+			for _, r := range rows {
+				share := 0.0
+				if r.PromptTokens > 0 {
+					share = 100 * float64(r.CacheHitTokens) / float64(r.PromptTokens)
+				}
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.1f\t%d\t%.6f\n", r.Group, r.Calls, r.Failed, r.PromptTokens, share,
+					r.CompletionTokens, usd(r.CostNanoUSD))
+			}
+			return tw.Flush()
+		},
+	}
+	cf.add(cmd)
+	cmd.Flags().StringVar(&by, "by", "day", "group by job, workspace, kind or day")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func usd(nano int64) float64 { return float64(nano) / 1e9 }

@@ -1,0 +1,126 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"time"
+
+	openai "github.com/sashabaranov/go-openai"
+)
+
+// Class says what a failed call means for the job that made it. Errors are
+// sorted once, here, and mapped to River in one place (JobResult).
+type Class string
+
+const (
+	// Retryable: 429, 500, 503, timeouts, resets, blank, invalid or
+	// truncated output. River retries with the kind's backoff, or snoozes
+	// for Retry-After.
+	Retryable Class = "retryable"
+	// Permanent: 400, 401, 422. The job is cancelled into the dead letters
+	// with the reason; retrying cannot help.
+	Permanent Class = "permanent"
+	// Pause: 402 insufficient balance. The LLM queues are paused until an
+	// operator resumes them; the job waits without burning an attempt.
+	Pause Class = "pause"
+	// Budget: a daily budget key has no room. The job is snoozed until the
+	// key resets.
+	Budget Class = "budget"
+	// Invalid: the model's output failed its schema. Retried while the job
+	// has attempts left, then permanent.
+	Invalid Class = "invalid"
+)
+
+// Error is every error the client returns.
+type Error struct {
+	Class Class
+	// Reason is a short stable word for metrics and call records:
+	// http_429, http_500, timeout, connection, blank, truncated,
+	// invalid_json, schema, budget, http_402 …
+	Reason string
+	// Status is the HTTP status, when there was one.
+	Status int
+	// RetryAfter is the server's Retry-After, when given.
+	RetryAfter time.Duration
+	// ResetAt is when a Budget error's key resets.
+	ResetAt time.Time
+	Err     error
+}
+
+func (e *Error) Error() string {
+	msg := fmt.Sprintf("llm %s (%s)", e.Class, e.Reason)
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+	return msg
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ClassOf returns an error's class, Retryable for errors this package did
+// not make.
+func ClassOf(err error) Class {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Class
+	}
+	return Retryable
+}
+
+func newErr(c Class, reason string, err error) *Error {
+	return &Error{Class: c, Reason: reason, Err: err}
+}
+
+// classify sorts a transport or API error.
+func classify(ctx context.Context, err error, retryAfter time.Duration) *Error {
+	var apiErr *openai.APIError
+	var reqErr *openai.RequestError
+	status, msg := 0, err.Error()
+	switch {
+	case errors.As(err, &apiErr):
+		status, msg = apiErr.HTTPStatusCode, apiErr.Message
+	case errors.As(err, &reqErr):
+		status = reqErr.HTTPStatusCode
+		if len(reqErr.Body) > 0 {
+			msg = strings.TrimSpace(string(reqErr.Body))
+		}
+	}
+	if status != 0 {
+		e := &Error{Status: status, Reason: fmt.Sprintf("http_%d", status), RetryAfter: retryAfter,
+			Err: fmt.Errorf("HTTP %d %s: %s", status, http.StatusText(status), truncate(msg, 500))}
+		switch {
+		case status == http.StatusPaymentRequired:
+			e.Class = Pause
+		case status == http.StatusTooManyRequests, status >= 500, status == http.StatusRequestTimeout:
+			e.Class = Retryable
+		default: // 400, 401, 403, 404, 422 …
+			e.Class = Permanent
+		}
+		return e
+	}
+	switch {
+	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+		return newErr(Retryable, "timeout", err)
+	case errors.Is(err, syscall.ECONNRESET), errors.Is(err, syscall.ECONNREFUSED), isNetErr(err):
+		return newErr(Retryable, "connection", err)
+	default:
+		return newErr(Retryable, "transport", err)
+	}
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	return errors.As(err, &ne)
+}
+
+func truncate(s string, n int) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}

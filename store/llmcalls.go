@@ -1,0 +1,172 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// LLMCall is the record of one call to the model.
+type LLMCall struct {
+	ID               string `json:"id"`
+	JobID            int64  `json:"job_id"`
+	Kind             string `json:"kind"`
+	Workspace        string `json:"workspace"`
+	Model            string `json:"model"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	CacheHitTokens   int64  `json:"cache_hit_tokens"`
+	CacheMissTokens  int64  `json:"cache_miss_tokens"`
+	CostNanoUSD      int64  `json:"cost_nano_usd"`
+	LatencyMS        int64  `json:"latency_ms"`
+	// Outcome is "ok" or the error class (retryable, permanent, pause,
+	// budget, invalid).
+	Outcome     string    `json:"outcome"`
+	ErrorReason string    `json:"error_reason,omitempty"`
+	Error       string    `json:"error,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+}
+
+// InsertLLMCall records a call; an empty ID is generated.
+func (s *Store) InsertLLMCall(ctx context.Context, c LLMCall) error {
+	if c.ID == "" {
+		c.ID = newID("call_")
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.Now()
+	}
+	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, c.CreatedAt.UTC())
+	if err != nil {
+		return fmt.Errorf("record llm call: %w", err)
+	}
+	return nil
+}
+
+// LLMCallFilter narrows ListLLMCalls and SumLLMCalls. Zero fields match all.
+type LLMCallFilter struct {
+	JobID     int64
+	Kind      string
+	Workspace string
+	Since     time.Time
+	Until     time.Time
+	Limit     int
+}
+
+func (f LLMCallFilter) where() (string, []any) {
+	var conds []string
+	var args []any
+	add := func(cond string, v any) {
+		args = append(args, v)
+		conds = append(conds, fmt.Sprintf(cond, len(args)))
+	}
+	if f.JobID != 0 {
+		add("job_id = $%d", f.JobID)
+	}
+	if f.Kind != "" {
+		add("kind = $%d", f.Kind)
+	}
+	if f.Workspace != "" {
+		add("workspace = $%d", f.Workspace)
+	}
+	if !f.Since.IsZero() {
+		add("created_at >= $%d", f.Since.UTC())
+	}
+	if !f.Until.IsZero() {
+		add("created_at < $%d", f.Until.UTC())
+	}
+	if len(conds) == 0 {
+		return "", nil
+	}
+	return " where " + strings.Join(conds, " and "), args
+}
+
+// ListLLMCalls returns call records, newest first.
+func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, error) {
+	where, args := f.where()
+	limit := f.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 100
+	}
+	rows, err := s.DB.QueryContext(ctx, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
+		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at
+		from llm_calls`+where+fmt.Sprintf(" order by created_at desc, id limit %d", limit), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list llm calls: %w", err)
+	}
+	defer rows.Close()
+	var out []LLMCall
+	for rows.Next() {
+		var c LLMCall
+		if err := rows.Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens, &c.CompletionTokens,
+			&c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome, &c.ErrorReason, &c.Error, &c.CreatedAt); err != nil {
+			return nil, fmt.Errorf("list llm calls: %w", err)
+		}
+		c.CreatedAt = c.CreatedAt.UTC()
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// LLMUsageRow sums calls by one grouping: job, workspace, kind or day.
+type LLMUsageRow struct {
+	Group            string `json:"group"`
+	Calls            int64  `json:"calls"`
+	Failed           int64  `json:"failed"`
+	PromptTokens     int64  `json:"prompt_tokens"`
+	CompletionTokens int64  `json:"completion_tokens"`
+	CacheHitTokens   int64  `json:"cache_hit_tokens"`
+	CostNanoUSD      int64  `json:"cost_nano_usd"`
+}
+
+// SumLLMCalls totals call records grouped by "job", "workspace", "kind" or
+// "day" (UTC).
+func (s *Store) SumLLMCalls(ctx context.Context, by string, f LLMCallFilter) ([]LLMUsageRow, error) {
+	var group string
+	switch by {
+	case "job":
+		group = "cast(job_id as text)"
+	case "workspace":
+		group = "workspace"
+	case "kind":
+		group = "kind"
+	case "day":
+		group = "substr(cast(created_at as text), 1, 10)"
+		if s.Dialect == Postgres {
+			group = "to_char(created_at at time zone 'UTC', 'YYYY-MM-DD')"
+		}
+	default:
+		return nil, fmt.Errorf("group by %q: want job, workspace, kind or day", by)
+	}
+	where, args := f.where()
+	rows, err := s.DB.QueryContext(ctx, `select `+group+` as g, count(*),
+		sum(case when outcome = 'ok' then 0 else 1 end), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(cost_nano_usd), 0)
+		from llm_calls`+where+` group by g order by g`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sum llm calls: %w", err)
+	}
+	defer rows.Close()
+	var out []LLMUsageRow
+	for rows.Next() {
+		var r LLMUsageRow
+		if err := rows.Scan(&r.Group, &r.Calls, &r.Failed, &r.PromptTokens, &r.CompletionTokens, &r.CacheHitTokens, &r.CostNanoUSD); err != nil {
+			return nil, fmt.Errorf("sum llm calls: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// newID makes a random id with a prefix.
+func newID(prefix string) string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return prefix + hex.EncodeToString(b)
+}
