@@ -15,8 +15,8 @@ import (
 
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/config"
-	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 )
 
