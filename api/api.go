@@ -71,6 +71,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/dlq/{id}", s.admin(s.dlqShow))
 	s.mux.Handle("POST /v1/admin/dlq/retry", s.admin(s.dlqRetry))
 	s.mux.Handle("POST /v1/admin/dlq/purge", s.admin(s.dlqPurge))
+	s.mux.Handle("GET /v1/admin/llm/calls", s.admin(s.llmCalls))
+	s.mux.Handle("GET /v1/admin/llm/usage", s.admin(s.llmUsage))
 	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))

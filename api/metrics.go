@@ -88,6 +88,14 @@ var (
 		"Jobs in the database by kind, queue and state.", []string{"kind", "queue", "state"}, nil)
 	deadDesc = prometheus.NewDesc("mull_dead_letters",
 		"Dead letters kept for an operator, by kind: discarded jobs (attempts exhausted) and jobs cancelled with an error (permanent failures).", []string{"kind"}, nil)
+	llmCallsDesc = prometheus.NewDesc("mull_llm_calls_24h",
+		"LLM calls in the last 24 hours by job kind and outcome (ok, retryable, permanent, pause, budget, invalid).",
+		[]string{"kind", "outcome"}, nil)
+	llmTokensDesc = prometheus.NewDesc("mull_llm_tokens_24h",
+		"LLM tokens in the last 24 hours by job kind and class (cache_hit, cache_miss, completion).",
+		[]string{"kind", "class"}, nil)
+	llmCostDesc = prometheus.NewDesc("mull_llm_cost_usd_24h",
+		"LLM cost in USD in the last 24 hours by job kind.", []string{"kind"}, nil)
 	upDesc = prometheus.NewDesc("mull_database_up",
 		"1 when the job counts could be read from the database.", nil, nil)
 )
@@ -96,6 +104,9 @@ func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- jobsDesc
 	ch <- deadDesc
 	ch <- upDesc
+	ch <- llmCallsDesc
+	ch <- llmTokensDesc
+	ch <- llmCostDesc
 }
 
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
@@ -119,5 +130,34 @@ func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for kind, n := range dead {
 		ch <- prometheus.MustNewConstMetric(deadDesc, prometheus.GaugeValue, float64(n), kind)
+	}
+	c.collectLLM(ctx, ch)
+}
+
+func (c *jobCollector) collectLLM(ctx context.Context, ch chan<- prometheus.Metric) {
+	calls, err := c.store.CountLLMCalls(ctx, time.Now().Add(-24*time.Hour))
+	if err != nil {
+		c.logger.Warn("metrics: count llm calls", "error", err)
+		return
+	}
+	type sums struct{ hit, miss, out, cost int64 }
+	byKind := map[string]*sums{}
+	for _, k := range calls {
+		ch <- prometheus.MustNewConstMetric(llmCallsDesc, prometheus.GaugeValue, float64(k.Calls), k.Kind, k.Outcome)
+		s := byKind[k.Kind]
+		if s == nil {
+			s = &sums{}
+			byKind[k.Kind] = s
+		}
+		s.hit += k.CacheHit
+		s.miss += k.PromptTokens - k.CacheHit
+		s.out += k.CompletionTokens
+		s.cost += k.CostNanoUSD
+	}
+	for kind, s := range byKind {
+		ch <- prometheus.MustNewConstMetric(llmTokensDesc, prometheus.GaugeValue, float64(s.hit), kind, "cache_hit")
+		ch <- prometheus.MustNewConstMetric(llmTokensDesc, prometheus.GaugeValue, float64(s.miss), kind, "cache_miss")
+		ch <- prometheus.MustNewConstMetric(llmTokensDesc, prometheus.GaugeValue, float64(s.out), kind, "completion")
+		ch <- prometheus.MustNewConstMetric(llmCostDesc, prometheus.GaugeValue, float64(s.cost)/1e9, kind)
 	}
 }

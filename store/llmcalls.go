@@ -170,3 +170,30 @@ func newID(prefix string) string {
 	_, _ = rand.Read(b)
 	return prefix + hex.EncodeToString(b)
 }
+
+// LLMCallCount is calls of one kind and outcome since a time.
+type LLMCallCount struct {
+	Kind, Outcome                 string
+	Calls, PromptTokens, CacheHit int64
+	CompletionTokens, CostNanoUSD int64
+}
+
+// CountLLMCalls totals calls by kind and outcome since a time, for metrics.
+func (s *Store) CountLLMCalls(ctx context.Context, since time.Time) ([]LLMCallCount, error) {
+	rows, err := s.DB.QueryContext(ctx, `select kind, outcome, count(*), coalesce(sum(prompt_tokens), 0),
+		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost_nano_usd), 0)
+		from llm_calls where created_at >= $1 group by kind, outcome order by kind, outcome`, since.UTC())
+	if err != nil {
+		return nil, fmt.Errorf("count llm calls: %w", err)
+	}
+	defer rows.Close()
+	var out []LLMCallCount
+	for rows.Next() {
+		var c LLMCallCount
+		if err := rows.Scan(&c.Kind, &c.Outcome, &c.Calls, &c.PromptTokens, &c.CacheHit, &c.CompletionTokens, &c.CostNanoUSD); err != nil {
+			return nil, fmt.Errorf("count llm calls: %w", err)
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}

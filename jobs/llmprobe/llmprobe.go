@@ -33,8 +33,10 @@ var Spec = engine.Spec{Kind: "llm_probe", Queue: "llm", MaxAttempts: 3, Backoff:
 // Prompt is the fixed part of the probe's prompt, first and byte-identical
 // across calls so DeepSeek's prefix cache serves it.
 const Prompt = `mull-prompt: llm_probe v1
-You are a health check. Reply with a json object of this exact shape and nothing else:
-{"ok": true, "echo": "<the user's message, verbatim, at most 200 characters>"}`
+You are the health check of mull, a service that turns agent sessions into memory.
+Reply with one json object and nothing else: no prose, no code fences.
+Schema: {"ok": boolean, must be true; "echo": string, the user's message verbatim, at most 200 characters}.
+Example: for the message "ping" reply {"ok": true, "echo": "ping"}.`
 
 // Output is what the model must return.
 type Output struct {

@@ -213,3 +213,35 @@ func TestBudgetHoldsUnderFiftyJobs(t *testing.T) {
 func nextMidnightUTC() time.Time {
 	return time.Now().UTC().Truncate(24 * time.Hour).Add(24 * time.Hour)
 }
+
+// Two probes share the fixed prompt: the second call's record and the budget
+// report show prompt-cache hits, and the call costs less.
+func TestSecondProbeHitsThePrefixCache(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, nil, nil, 60)
+		ctx := context.Background()
+		for _, p := range []string{"first", "second"} {
+			id := e.insert(t, p)
+			if row := enginetest.WaitFinal(t, e.events, id, 30*time.Second); row.State != rivertype.JobStateCompleted {
+				t.Fatalf("probe %s: %s %v", p, row.State, row.Errors)
+			}
+		}
+		calls, err := s.ListLLMCalls(ctx, store.LLMCallFilter{Kind: "llm_probe"})
+		if err != nil || len(calls) != 2 {
+			t.Fatalf("calls %+v, %v", calls, err)
+		}
+		first, second := calls[1], calls[0] // newest first
+		if first.CacheHitTokens != 0 || second.CacheHitTokens == 0 || second.CostNanoUSD >= first.CostNanoUSD {
+			t.Fatalf("first %+v\nsecond %+v", first, second)
+		}
+		rep, err := e.ledger.Report(ctx, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range rep {
+			if k.Key == "global" && (k.CacheHitTokens != second.CacheHitTokens || k.CacheHitShare <= 0) {
+				t.Fatalf("budget report lacks the cache hits: %+v", k)
+			}
+		}
+	})
+}
