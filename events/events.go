@@ -1,0 +1,183 @@
+// Package events is mull's model of what happens in a DSH session: the
+// events the bridge plugin pushes to POST /v1/events and the importer reads
+// from DSH's session logs. It is pure: types, payloads and validation.
+package events
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Type is an event's type.
+type Type string
+
+// The event types.
+const (
+	SessionStart     Type = "session_start"
+	SessionEnd       Type = "session_end"
+	UserMessage      Type = "user_message"
+	AssistantMessage Type = "assistant_message"
+	TurnEnd          Type = "turn_end"
+	TaskOpen         Type = "task_open"
+	TaskClose        Type = "task_close"
+	ToolResult       Type = "tool_result"
+	Error            Type = "error"
+	Feedback         Type = "feedback"
+	CompactionEnd    Type = "compaction_end"
+	FSObserved       Type = "fs_observed"
+)
+
+// Event is one thing that happened in a session.
+type Event struct {
+	// ID is the client's id for the event; storing an id twice is a no-op,
+	// so a replayed batch stores nothing new. Events read from a DSH log
+	// use DSHID, which the bridge plugin uses too, so a pushed event and the
+	// same event imported later meet as one.
+	ID string `json:"id"`
+	// Type says what happened; Payload's shape depends on it.
+	Type Type `json:"type"`
+	// SessionID is DSH's session id ("session-<uuid>").
+	SessionID string `json:"session_id"`
+	// Workspace is the DSH cwd, an absolute path.
+	Workspace string `json:"workspace"`
+	// Time is when it happened.
+	Time time.Time `json:"time"`
+	// Payload is the type's payload; empty means {}.
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// DSHID is the id of the event derived from a DSH log row: the session and
+// the row's seq, plus a suffix when one row yields several events.
+func DSHID(sessionID string, seq int64, suffix string) string {
+	id := "dsh:" + sessionID + ":" + itoa(seq)
+	if suffix != "" {
+		id += ":" + suffix
+	}
+	return id
+}
+
+func itoa(n int64) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// SessionStartPayload opens a session.
+type SessionStartPayload struct {
+	Title string `json:"title,omitempty"`
+	// Primary is false for subagent sessions (DSH delegation depth > 0).
+	Primary *bool `json:"primary,omitempty"`
+}
+
+// SessionEndPayload closes a session.
+type SessionEndPayload struct {
+	// Reason: "completed", "error", "idle", "disposed" …
+	Reason string `json:"reason,omitempty"`
+}
+
+// MessagePayload is a user or assistant message's text.
+type MessagePayload struct {
+	Text string `json:"text"`
+	// Source of a user message: "user" (a human) or "plugin" (harness-written).
+	Source string `json:"source,omitempty"`
+	Turn   int    `json:"turn,omitempty"`
+}
+
+// TurnEndPayload ends a turn.
+type TurnEndPayload struct {
+	Turn int `json:"turn"`
+	// Reason: "completed", "error", "aborted", "max-tokens".
+	Reason string `json:"reason"`
+	// Error is the failure message when Reason is "error".
+	Error string `json:"error,omitempty"`
+}
+
+// TaskOpenPayload opens a task.
+type TaskOpenPayload struct {
+	TaskID string `json:"task_id"`
+	Title  string `json:"title"`
+}
+
+// TaskClosePayload closes a task.
+type TaskClosePayload struct {
+	TaskID string `json:"task_id"`
+	// Outcome: "done", "failed", "abandoned".
+	Outcome string `json:"outcome"`
+	Summary string `json:"summary,omitempty"`
+}
+
+// ToolResultPayload is a tool call and how it ended.
+type ToolResultPayload struct {
+	CallID string `json:"call_id,omitempty"`
+	Tool   string `json:"tool"`
+	// Command is the bash command line, or the call's arguments (JSON) for
+	// other tools.
+	Command string `json:"command,omitempty"`
+	// ExitCode is bash's exit code when known.
+	ExitCode *int `json:"exit_code,omitempty"`
+	// IsError: the tool failed (an error result, or a non-zero exit code).
+	IsError bool `json:"is_error"`
+	// ErrorCode is a typed cause such as FS_NOT_FOUND.
+	ErrorCode string `json:"error_code,omitempty"`
+	// Output is the result text, cut to MaxOutput.
+	Output string `json:"output,omitempty"`
+	Turn   int    `json:"turn,omitempty"`
+}
+
+// ErrorPayload is an agent or provider error.
+type ErrorPayload struct {
+	Message string `json:"message"`
+	Code    string `json:"code,omitempty"`
+	Turn    int    `json:"turn,omitempty"`
+}
+
+// FeedbackPayload is the user's thumbs up or down.
+type FeedbackPayload struct {
+	// Rating: "down" or "up".
+	Rating string `json:"rating"`
+	Text   string `json:"text,omitempty"`
+}
+
+// CompactionEndPayload marks a finished context compaction.
+type CompactionEndPayload struct{}
+
+// FSObservedPayload is a file the agent saw change.
+type FSObservedPayload struct {
+	Path string `json:"path"`
+	// Op: "create", "modify", "delete".
+	Op string `json:"op"`
+}
+
+// payloadOf returns a fresh payload value for a type.
+func payloadOf(t Type) (any, bool) {
+	switch t {
+	case SessionStart:
+		return &SessionStartPayload{}, true
+	case SessionEnd:
+		return &SessionEndPayload{}, true
+	case UserMessage, AssistantMessage:
+		return &MessagePayload{}, true
+	case TurnEnd:
+		return &TurnEndPayload{}, true
+	case TaskOpen:
+		return &TaskOpenPayload{}, true
+	case TaskClose:
+		return &TaskClosePayload{}, true
+	case ToolResult:
+		return &ToolResultPayload{}, true
+	case Error:
+		return &ErrorPayload{}, true
+	case Feedback:
+		return &FeedbackPayload{}, true
+	case CompactionEnd:
+		return &CompactionEndPayload{}, true
+	case FSObserved:
+		return &FSObservedPayload{}, true
+	}
+	return nil, false
+}
+
+// Types lists every event type.
+func Types() []Type {
+	return []Type{SessionStart, SessionEnd, UserMessage, AssistantMessage, TurnEnd, TaskOpen, TaskClose,
+		ToolResult, Error, Feedback, CompactionEnd, FSObserved}
+}

@@ -1,0 +1,83 @@
+package events_test
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mullhq/mull/events"
+)
+
+var now = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func ev(typ events.Type, payload string) events.Event {
+	return events.Event{ID: "e1", Type: typ, SessionID: "session-1", Workspace: "/home/dev/app", Time: now, Payload: json.RawMessage(payload)}
+}
+
+func TestValidate(t *testing.T) {
+	exit2 := `{"tool":"bash","command":"go test","exit_code":2,"is_error":true,"output":"FAIL"}`
+	tests := []struct {
+		name  string
+		e     events.Event
+		field string // "" = valid
+		want  string
+	}{
+		{"tool result", ev(events.ToolResult, exit2), "", ""},
+		{"empty payload", ev(events.SessionEnd, ""), "", ""},
+		{"null payload", ev(events.CompactionEnd, "null"), "", ""},
+		{"missing id", func() events.Event { e := ev(events.SessionEnd, ""); e.ID = ""; return e }(), "id", "required"},
+		{"unknown type", ev("nap", "{}"), "type", `unknown type "nap"`},
+		{"relative workspace", func() events.Event { e := ev(events.SessionEnd, ""); e.Workspace = "app"; return e }(), "workspace", "absolute"},
+		{"no time", func() events.Event { e := ev(events.SessionEnd, ""); e.Time = time.Time{}; return e }(), "time", "required"},
+		{"future time", func() events.Event { e := ev(events.SessionEnd, ""); e.Time = now.Add(48 * time.Hour); return e }(), "time", "future"},
+		{"unknown payload field", ev(events.Feedback, `{"rating":"down","txt":"no"}`), "payload", `unknown field "txt"`},
+		{"wrong payload type", ev(events.ToolResult, `{"tool":"bash","exit_code":"two"}`), "payload", `"exit_code"`},
+		{"bad rating", ev(events.Feedback, `{"rating":"meh"}`), "payload.rating", `"meh" is not one of down, up`},
+		{"blank message", ev(events.UserMessage, `{"text":"  "}`), "payload.text", "required"},
+		{"tool without name", ev(events.ToolResult, `{"is_error":true}`), "payload.tool", "required"},
+		{"bad turn reason", ev(events.TurnEnd, `{"turn":1,"reason":"tired"}`), "payload.reason", "not one of"},
+		{"huge output", ev(events.ToolResult, `{"tool":"bash","output":"`+strings.Repeat("x", events.MaxOutput+1)+`"}`), "payload.output", "cut it"},
+		{"bad fs op", ev(events.FSObserved, `{"path":"/a","op":"touch"}`), "payload.op", "not one of"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e := tt.e
+			err := events.Validate(&e, now)
+			if tt.field == "" {
+				if err != nil {
+					t.Fatalf("valid event refused: %v", err)
+				}
+				return
+			}
+			if err == nil || err.Field != tt.field || !strings.Contains(err.Problem, tt.want) {
+				t.Fatalf("error %v; want field %q with %q", err, tt.field, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidateBatchNamesTheIndex(t *testing.T) {
+	batch := []events.Event{ev(events.SessionStart, "{}"), ev(events.Feedback, `{"rating":"sideways"}`)}
+	err := events.ValidateBatch(batch, now)
+	var fe *events.FieldError
+	if !errors.As(err, &fe) || fe.Index != 1 || fe.Field != "payload.rating" {
+		t.Fatalf("err = %v", err)
+	}
+	if err.Error() != `event 1: payload.rating: "sideways" is not one of down, up` {
+		t.Fatalf("message %q", err.Error())
+	}
+	if err := events.ValidateBatch(nil, now); err == nil {
+		t.Fatal("empty batch accepted")
+	}
+}
+
+func TestDSHID(t *testing.T) {
+	if got := events.DSHID("session-x", 42, ""); got != "dsh:session-x:42" {
+		t.Fatal(got)
+	}
+	if got := events.DSHID("session-x", 42, "call_1"); got != "dsh:session-x:42:call_1" {
+		t.Fatal(got)
+	}
+}
