@@ -31,6 +31,10 @@ type Config struct {
 	// empty those routes answer only on loopback. Env: MULL_ADMIN_TOKEN.
 	AdminToken string `toml:"admin_token" secret:"true"`
 
+	// APIToken guards the API DSH uses (/v1/events, /v1/digest, /v1/memories…)
+	// as a bearer token. Empty: no token needed. Env: MULL_API_TOKEN.
+	APIToken string `toml:"api_token" secret:"true"`
+
 	// Log configures logging.
 	Log Log `toml:"log"`
 
@@ -52,6 +56,18 @@ type Config struct {
 
 	// Budget configures the daily token budgets.
 	Budget Budget `toml:"budget"`
+
+	// Ingest configures POST /v1/events.
+	Ingest Ingest `toml:"ingest"`
+
+	// DSH says where DSH's session logs are.
+	DSH DSH `toml:"dsh"`
+
+	// Memory configures the memory store.
+	Memory Memory `toml:"memory"`
+
+	// Digest configures the memory section DSH injects.
+	Digest Digest `toml:"digest"`
 }
 
 // Log configures logging.
@@ -158,6 +174,10 @@ func (c Config) WithDefaults() Config {
 	c.Retention.Cancelled = cmp.Or(c.Retention.Cancelled, Duration(720*time.Hour))
 	c.LLM = c.LLM.withDefaults()
 	c.Budget = c.Budget.withDefaults()
+	c.Ingest = c.Ingest.withDefaults()
+	c.DSH = c.DSH.withDefaults()
+	c.Memory = c.Memory.withDefaults()
+	c.Digest = c.Digest.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -211,7 +231,15 @@ func (c Config) Validate() error {
 	if err := c.LLM.validate(); err != nil {
 		return err
 	}
-	return c.Budget.validate()
+	if err := c.Budget.validate(); err != nil {
+		return err
+	}
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate} {
+		if err := v(); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (w Workers) validate() error {
