@@ -74,6 +74,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/calls", s.admin(s.llmCalls))
 	s.mux.Handle("GET /v1/admin/llm/usage", s.admin(s.llmUsage))
 	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
+	s.routesIngest()
+	s.routesMemory()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

