@@ -17,6 +17,7 @@ import (
 	"riverqueue.com/riverui"
 
 	"github.com/mullhq/mull/budget"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/store"
 )
@@ -32,6 +33,9 @@ type Deps struct {
 	Budget *budget.Ledger
 	// AdminToken guards /v1/admin/ and /riverui/. Empty: loopback only.
 	AdminToken string
+	// Config is the effective configuration (API token, ingest limits,
+	// digest quotas…).
+	Config config.Config
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
