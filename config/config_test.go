@@ -89,6 +89,11 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad listen", "", []string{"MULL_LISTEN=7788"}, "listen", "host:port"},
 		{"bad env number", "", []string{"MULL_WORKERS_SHUTDOWN_GRACE=abc"}, "MULL_WORKERS_SHUTDOWN_GRACE", "invalid duration"},
 		{"bad log level", "", []string{"MULL_LOG_LEVEL=loud"}, "log.level", "debug, info"},
+		{"retired model", "[llm.kinds.retro_session]\nmodel = \"deepseek-chat\"\n", nil, "llm.kinds.retro_session.model", "retired"},
+		{"bad peak window", "[llm]\npeak = [\"10:00-09:00\"]\n", nil, "llm.peak[0]", "ends before"},
+		{"bad budget key", "[budget.limits]\n\"team:x\" = { tokens = 5 }\n", nil, "budget.limits.team:x", "budget key"},
+		{"unknown digest section", "[digest.quotas]\nnews = 100\n", nil, "digest.quotas.news", "no such section"},
+		{"bad memory scope", "[memory]\nscope = \"team\"\n", nil, "memory.scope", "not one of"},
 		{"toml syntax", "listen = \n", nil, "config", "line 1"},
 	}
 	for _, tt := range tests {

@@ -169,7 +169,13 @@ func (l LLM) validate() error {
 	return nil
 }
 
+// retiredModels stopped working at DeepSeek on 2026-07-24.
+var retiredModels = map[string]bool{"deepseek-chat": true, "deepseek-reasoner": true}
+
 func (m Model) validate(key string) error {
+	if retiredModels[m.Model] {
+		return bad(key+".model", "%q was retired by DeepSeek on 2026-07-24; use deepseek-v4-flash or deepseek-v4-pro", m.Model)
+	}
 	if m.MaxTokens < 0 || m.MaxTokens > 1_000_000 {
 		return bad(key+".max_tokens", "must be between 1 and 1000000, got %d", m.MaxTokens)
 	}

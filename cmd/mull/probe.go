@@ -63,7 +63,8 @@ same database.`,
 			took := time.Since(start).Round(time.Millisecond)
 			switch job.State {
 			case rivertype.JobStateCompleted:
-				fmt.Fprintf(g.stdout, "%s job %d completed in %s (attempt %d)\n", job.Kind, job.ID, took, job.Attempt)
+				fmt.Fprintf(g.stdout, "%s job %d completed at %s in %s (attempt %d)\n", job.Kind, job.ID,
+					job.FinalizedAt.UTC().Format(time.RFC3339), took, job.Attempt)
 				return nil
 			default:
 				last := ""
