@@ -19,6 +19,7 @@ import (
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/store"
 )
 
@@ -36,6 +37,8 @@ type Deps struct {
 	// Config is the effective configuration (API token, ingest limits,
 	// digest quotas…).
 	Config config.Config
+	// Ingest stores POST /v1/events batches. Nil: that route answers 503.
+	Ingest *ingest.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }

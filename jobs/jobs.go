@@ -4,12 +4,15 @@ package jobs
 
 import (
 	"log/slog"
+	"time"
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/budgetsweep"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
+	"github.com/mullhq/mull/jobs/sessionidle"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 )
@@ -20,6 +23,11 @@ type Deps struct {
 	Logger *slog.Logger
 	LLM    *llm.Client
 	Ledger *budget.Ledger
+	// Ingest stores events and ends idle sessions.
+	Ingest *ingest.Service
+	// IdleTimeout is ingest.idle_timeout: how long a session may stay
+	// silent before session_idle ends it.
+	IdleTimeout time.Duration
 }
 
 // Register adds every job kind's worker to the registry.
@@ -27,4 +35,8 @@ func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, probe.Spec, &probe.Worker{})
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
 	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Logger: d.Logger})
+	if d.Ingest == nil || d.IdleTimeout <= 0 {
+		panic("jobs: Deps.Ingest and Deps.IdleTimeout are required (session_idle)")
+	}
+	engine.Add(reg, sessionidle.Spec, &sessionidle.Worker{Ingest: d.Ingest, Idle: d.IdleTimeout, Logger: d.Logger})
 }

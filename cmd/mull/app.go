@@ -8,6 +8,7 @@ import (
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
@@ -21,6 +22,8 @@ var builtinCron = []config.Cron{
 	{Name: "workflow-reconcile", Kind: "workflow_reconcile", Schedule: "@every 1m", Args: "{}"},
 	// Releases budget reservations a dead process never settled.
 	{Name: "budget-sweep", Kind: "budget_sweep", Schedule: "@every 5m", Args: "{}"},
+	// Ends sessions silent past ingest.idle_timeout, running their end hooks.
+	{Name: "session-idle", Kind: "session_idle", Schedule: "@every 1m", Args: "{}"},
 }
 
 // app is everything a command builds from the config.
@@ -33,6 +36,9 @@ type app struct {
 	runner *workflows.Runner
 	ledger *budget.Ledger
 	llm    *llm.Client
+	// ingest stores event batches for the API and the importer, and ends
+	// idle sessions for the session_idle job.
+	ingest *ingest.Service
 }
 
 // appMode says how much of mull a command needs.
@@ -99,11 +105,19 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
-	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger})
+	a.ingest = ingest.New(a.store, ingest.Hooks{})
+	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
+		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D()})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: builtinCron,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// The service was built before the client (its worker is registered
+	// above); its hooks enqueue with this client.
+	a.ingest.UseClient(a.client)
+	return nil
 }
 
 func (a *app) close() {

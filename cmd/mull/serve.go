@@ -94,7 +94,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP, fakeLLM 
 	var apiSrv *api.Server
 	if withHTTP {
 		if apiSrv, err = api.New(workCtx, api.Deps{
-			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger, Config: a.cfg,
+			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger, Config: a.cfg, Ingest: a.ingest,
 		}); err != nil {
 			return err
 		}

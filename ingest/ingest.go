@@ -1,0 +1,239 @@
+// Package ingest stores batches of DSH session events and keeps each
+// session's summary (status, first and last event, counts by type) in step,
+// in one transaction per batch. It also ends sessions that went silent.
+// What a session's end or an agent error should start (the learning jobs)
+// is not decided here: Hooks run inside the same transaction, so whatever
+// they enqueue commits with the events that caused it, or not at all.
+//
+// Both the HTTP API (source "push") and the DSH log importer (source
+// "import") call IngestBatch, possibly at once for the same session: events
+// are keyed by their client id, so the one that stores an event first
+// counts it and the other skips it.
+package ingest
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/store"
+)
+
+// Hooks are what storing events triggers. Each runs inside the transaction
+// that stored the events (or marked the session idle): enqueue jobs there
+// with client.InsertTx. An error rolls the whole batch back. Nil funcs do
+// nothing. The client is passed in because hooks are built while wiring,
+// before the River client exists.
+type Hooks struct {
+	// SessionEnded runs once for each session a batch ended (its
+	// session_end was stored) or EndIdle found idle, after the session is
+	// saved. An idle session ends again only after an event newer than its
+	// last reopened it (see apply for the rules).
+	SessionEnded func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error
+	// AgentError runs for each newly stored error event, in batch order,
+	// after its session is saved and before SessionEnded.
+	AgentError func(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error
+}
+
+// Service stores event batches. Build one in main and share it between the
+// API, the importer and the session_idle worker.
+type Service struct {
+	store  *store.Store
+	hooks  Hooks
+	client *engine.Client
+}
+
+// New makes a Service over a store. Its clock is the store's (Store.Now),
+// so validation, recorded_at and idle cutoffs agree, and tests move them
+// together with Store.SetClock.
+func New(s *store.Store, hooks Hooks) *Service {
+	return &Service{store: s, hooks: hooks}
+}
+
+// UseClient gives the service the River client its hooks enqueue with.
+// mull builds the service before the client, because the session_idle
+// worker needs it when jobs are registered, so main calls this once, right
+// after engine.NewClient and before the client starts or the API serves.
+func (s *Service) UseClient(c *engine.Client) { s.client = c }
+
+// Result says what a batch changed.
+type Result struct {
+	// Stored events are new; Duplicates were stored before (or appear twice
+	// in the batch) and changed nothing.
+	Stored     int `json:"stored"`
+	Duplicates int `json:"duplicates"`
+	// Sessions are the ids of the sessions the batch named, sorted.
+	Sessions []string `json:"sessions"`
+	// Ended are the sessions this batch ended, sorted.
+	Ended []string `json:"ended,omitempty"`
+}
+
+// IngestBatch validates a batch as a whole and stores its new events,
+// updates their sessions and runs the hooks, all in one transaction. A bad
+// event fails the batch with the *events.FieldError from
+// events.ValidateBatch (callers answer 400 with it) and stores nothing.
+// source is store.SourcePush or store.SourceImport. The caller's slice is
+// not changed.
+func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source string) (Result, error) {
+	if source != store.SourcePush && source != store.SourceImport {
+		return Result{}, fmt.Errorf("ingest: source %q is not %s or %s", source, store.SourcePush, store.SourceImport)
+	}
+	batch = slices.Clone(batch) // ValidateBatch normalizes in place
+	if err := events.ValidateBatch(batch, s.store.Now()); err != nil {
+		return Result{}, err
+	}
+	unique := firstOfEachID(batch)
+	bySession := groupBySession(unique)
+	res := Result{Sessions: sortedKeys(bySession)}
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		inserted, ended, err := s.writeBatch(ctx, tx, unique, bySession, res.Sessions, source)
+		if err != nil {
+			return err
+		}
+		res.Stored, res.Ended = len(inserted), nil
+		for _, sess := range ended {
+			res.Ended = append(res.Ended, sess.ID)
+		}
+		stored := slices.DeleteFunc(slices.Clone(unique), func(e events.Event) bool { return !inserted[e.ID] })
+		return s.runHooks(ctx, tx, stored, ended)
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	res.Duplicates = len(batch) - res.Stored
+	return res, nil
+}
+
+// writeBatch does the writes of one batch: lock its sessions (sorted, so two
+// batches never wait on each other in a cycle), insert the events, fold the
+// newly stored ones into their sessions. It returns the ids it stored and
+// the sessions the batch ended.
+func (s *Service) writeBatch(ctx context.Context, tx *sql.Tx, unique []events.Event, bySession map[string][]events.Event,
+	ids []string, source string) (map[string]bool, []store.Session, error) {
+	type locked struct {
+		sess    store.Session
+		created bool
+	}
+	sessions := make(map[string]locked, len(ids))
+	for _, id := range ids {
+		evs := bySession[id]
+		sess, created, err := s.store.LockSession(ctx, tx, id, evs[0].Workspace, earliest(evs))
+		if err != nil {
+			return nil, nil, err
+		}
+		sessions[id] = locked{sess, created}
+	}
+	inserted, err := s.store.InsertEvents(ctx, tx, rows(unique, source))
+	if err != nil {
+		return nil, nil, err
+	}
+	var ended []store.Session
+	for _, id := range ids {
+		l := sessions[id]
+		fresh := slices.DeleteFunc(slices.Clone(bySession[id]), func(e events.Event) bool { return !inserted[e.ID] })
+		if len(fresh) == 0 {
+			if l.created { // its events all belong to other sessions
+				if err := s.store.DeleteEmptySession(ctx, tx, id); err != nil {
+					return nil, nil, err
+				}
+			}
+			continue
+		}
+		endedNow := apply(&l.sess, l.created, fresh)
+		if err := s.store.SaveSession(ctx, tx, &l.sess); err != nil {
+			return nil, nil, err
+		}
+		if endedNow {
+			ended = append(ended, l.sess)
+		}
+	}
+	return inserted, ended, nil
+}
+
+func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Event, ended []store.Session) error {
+	if s.hooks.AgentError != nil {
+		for _, e := range stored {
+			if e.Type != events.Error {
+				continue
+			}
+			if err := s.needClient(); err != nil {
+				return err
+			}
+			if err := s.hooks.AgentError(ctx, tx, s.client, e); err != nil {
+				return fmt.Errorf("ingest: agent error hook for event %s: %w", e.ID, err)
+			}
+		}
+	}
+	for _, sess := range ended {
+		if err := s.sessionEnded(ctx, tx, sess); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) sessionEnded(ctx context.Context, tx *sql.Tx, sess store.Session) error {
+	if s.hooks.SessionEnded == nil {
+		return nil
+	}
+	if err := s.needClient(); err != nil {
+		return err
+	}
+	if err := s.hooks.SessionEnded(ctx, tx, s.client, sess); err != nil {
+		return fmt.Errorf("ingest: session ended hook for %s: %w", sess.ID, err)
+	}
+	return nil
+}
+
+func (s *Service) needClient() error {
+	if s.client == nil {
+		return errors.New("ingest: hooks need a River client and none was given (call UseClient while wiring)")
+	}
+	return nil
+}
+
+// firstOfEachID drops later events whose id the batch already holds.
+func firstOfEachID(batch []events.Event) []events.Event {
+	seen := make(map[string]bool, len(batch))
+	out := make([]events.Event, 0, len(batch))
+	for _, e := range batch {
+		if !seen[e.ID] {
+			seen[e.ID] = true
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func groupBySession(evs []events.Event) map[string][]events.Event {
+	out := map[string][]events.Event{}
+	for _, e := range evs {
+		out[e.SessionID] = append(out[e.SessionID], e)
+	}
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func rows(evs []events.Event, source string) []store.Event {
+	out := make([]store.Event, len(evs))
+	for i, e := range evs {
+		out[i] = store.Event{ID: e.ID, SessionID: e.SessionID, Workspace: e.Workspace, Type: string(e.Type),
+			Time: e.Time, Payload: e.Payload, Source: source}
+	}
+	// Sorted ids: two batches that overlap lock their events in one order.
+	slices.SortFunc(out, func(a, b store.Event) int { return cmp.Compare(a.ID, b.ID) })
+	return out
+}
