@@ -1,0 +1,266 @@
+package digest
+
+import (
+	"cmp"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/mullhq/mull/learn/memory"
+)
+
+// renderer holds one render's inputs, prepared once: every entry is checked,
+// cleaned and scored before any pass, so a rebuild cannot count a blocked
+// entry twice.
+type renderer struct {
+	opts      Options
+	now       time.Time
+	blocked   int
+	handoff   string
+	proposal  []string
+	failures  []cand
+	playbooks []cand
+}
+
+// library is one memory library's candidates, by section.
+type library struct {
+	global bool
+	cands  map[string][]cand
+}
+
+func (l *library) empty() bool { return len(l.cands) == 0 }
+
+// part is one rendered section.
+type part struct {
+	name     string
+	global   bool
+	priority int
+	text     string
+	// keys are the duplicate keys of the memories it shows.
+	keys []string
+	stat SectionStat
+}
+
+// scaled sections are rebuilt with smaller quotas when the digest is over
+// budget; the others (session state and sleep-time products) keep theirs, as
+// in the seed, which protected them as the most expensive to rebuild.
+func scaled(name string) bool {
+	return name == "facts" || name == "lessons" || name == "methods" || name == "resources"
+}
+
+// priority orders sections: lower survives longer; the global library comes
+// after every section of the workspace's.
+func priority(name string, global bool) int {
+	p := slices.Index(Sections, name)
+	if global {
+		p += 100
+	}
+	return p
+}
+
+func sectionOf(k memory.Kind) string {
+	switch k {
+	case memory.Fact, memory.Preference:
+		return "facts"
+	case memory.Lesson:
+		return "lessons"
+	case memory.Method:
+		return "methods"
+	case memory.Resource:
+		return "resources"
+	case memory.Principle:
+		return "principles"
+	case memory.Hypothesis:
+		return "hypotheses"
+	case memory.Prefetch:
+		return "prefetch"
+	}
+	return ""
+}
+
+var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
+
+func (r *renderer) prepare(in Input) {
+	if h := strings.TrimSpace(in.Handoff); h != "" {
+		if bad, _ := memory.Quarantine(h); bad {
+			r.blocked++
+		} else {
+			h, _ = memory.Redact(lineEnds.Replace(h))
+			r.handoff = escape(h)
+		}
+	}
+	r.prepareProposal(in.Proposals)
+	fs := slices.Clone(in.Failures)
+	slices.SortStableFunc(fs, func(a, b Failure) int {
+		return cmp.Or(a.RecordedAt.Compare(b.RecordedAt), cmp.Compare(a.ID, b.ID))
+	})
+	for i, f := range fs {
+		if r.guarded(f.ID, f.When, f.Avoid, f.Instead) || strings.TrimSpace(f.Avoid) == "" {
+			continue
+		}
+		// Score 0 for all: the newest is picked first, the seed's tie rule.
+		r.failures = append(r.failures, cand{line: failureLine(f), index: i})
+	}
+	ps := slices.Clone(in.Playbooks)
+	SortPlaybooks(ps, r.now)
+	for i, p := range ps {
+		if r.guarded(p.Slug, p.Summary) || strings.TrimSpace(p.Slug) == "" {
+			continue
+		}
+		line := "- " + clean(p.Slug)
+		if s := clean(p.Summary); s != "" {
+			line += ": " + shorten(s, 120)
+		}
+		line += " (" + strconv.Itoa(p.Successes) + " ok, " + strconv.Itoa(p.Fails) + " failed)"
+		if p.Stale(r.now) {
+			line += markStale
+		}
+		r.playbooks = append(r.playbooks, cand{line: line, score: float64(-i), index: i})
+	}
+}
+
+func (r *renderer) prepareProposal(ps []Proposal) {
+	var pending []Proposal
+	for _, p := range ps {
+		if p.Status == "" || p.Status == "pending" {
+			pending = append(pending, p)
+		}
+	}
+	slices.SortStableFunc(pending, func(a, b Proposal) int {
+		return cmp.Or(a.At.Compare(b.At), cmp.Compare(a.ID, b.ID))
+	})
+	for i, p := range pending {
+		if r.guarded(p.ID, p.Summary) {
+			continue
+		}
+		line := "- " + shorten(clean(p.Summary), maxSummaryRunes)
+		if p.ID != "" {
+			line = "- " + clean(p.ID) + ": " + line[2:]
+		}
+		r.proposal = []string{line}
+		if more := len(pending) - i - 1; more > 0 {
+			r.proposal = append(r.proposal, "(+"+strconv.Itoa(more)+" more pending)")
+		}
+		r.proposal = append(r.proposal, proposalTail)
+		return
+	}
+}
+
+// guarded re-checks quarantine at render; a hit hides the entry.
+func (r *renderer) guarded(texts ...string) bool {
+	for _, t := range texts {
+		if bad, _ := memory.Quarantine(t); bad {
+			r.blocked++
+			return true
+		}
+	}
+	return false
+}
+
+// library prepares one library: live, not quarantined (flagged at write or
+// caught now), in recorded order, rendered and scored.
+func (r *renderer) library(ms []memory.Memory, global bool) *library {
+	sorted := slices.Clone(ms)
+	slices.SortStableFunc(sorted, func(a, b memory.Memory) int {
+		return cmp.Or(a.RecordedAt.Compare(b.RecordedAt), cmp.Compare(a.ID, b.ID))
+	})
+	lib := &library{global: global, cands: map[string][]cand{}}
+	for i, m := range sorted {
+		name := sectionOf(m.Kind)
+		if name == "" || (global && name == "prefetch") || m.Quarantined || !m.ValidAt(r.now) || r.guarded(m.Text) {
+			continue
+		}
+		lib.cands[name] = append(lib.cands[name], cand{
+			line:  memoryLine(m, r, name),
+			score: memory.Score(m, r.now),
+			index: i,
+			stale: memory.Stale(m, r.now),
+			key:   memory.Normalize(m.Text),
+		})
+	}
+	return lib
+}
+
+// pass renders every section of a library against the given quotas. seen
+// holds the duplicate keys already on screen (the workspace's, when this is
+// the global library); each pass starts from it afresh. (The seed reused
+// one set across its shrink rebuild, so a shrunk section could show only
+// the entries the first pass had left out.)
+func (r *renderer) pass(lib *library, quota func(string) int, seen map[string]bool) []*part {
+	seen = maps.Clone(seen)
+	if seen == nil {
+		seen = map[string]bool{}
+	}
+	var parts []*part
+	for _, name := range Sections {
+		var p *part
+		switch name {
+		case "handoff":
+			if !lib.global && r.handoff != "" {
+				text := cut(r.handoff, quota(name), r.opts.MaxLines)
+				n := strings.Count(text, "\n") + 1
+				p = &part{text: title(name, false) + "\n" + text,
+					stat: SectionStat{Entries: n, Quota: quota(name), Used: runes(text)}}
+			}
+		case "proposals":
+			if !lib.global && r.proposal != nil {
+				p = &part{text: title(name, false) + "\n" + strings.Join(r.proposal, "\n"), stat: SectionStat{Entries: 1}}
+			}
+		case "playbooks":
+			if !lib.global {
+				p = r.list(name, false, nil, r.playbooks, quota(name), seen)
+			}
+		case "lessons":
+			var fs []cand
+			if !lib.global {
+				fs = r.failures
+			}
+			p = r.list(name, lib.global, fs, lib.cands[name], quota(name), seen)
+		default:
+			p = r.list(name, lib.global, nil, lib.cands[name], quota(name), seen)
+		}
+		if p == nil {
+			continue
+		}
+		p.name, p.global, p.priority = name, lib.global, priority(name, lib.global)
+		p.stat.Name, p.stat.Global = name, lib.global
+		parts = append(parts, p)
+	}
+	return parts
+}
+
+// list renders a section of entries. Known failures, when given, are picked
+// first and shown first, under their own heading: a constraint must not read
+// like one more heuristic.
+func (r *renderer) list(name string, global bool, failures, entries []cand, quota int, seen map[string]bool) *part {
+	var rm room
+	fs, omitted := pick(failures, &rm, r.opts.MaxLines, quota, seen)
+	es, more := pick(entries, &rm, r.opts.MaxLines, quota, seen)
+	omitted += more
+	if len(fs)+len(es) == 0 {
+		return nil
+	}
+	var body []string
+	if len(fs) > 0 {
+		body = append(append(body, failuresHead), lines(fs)...)
+		if len(es) > 0 {
+			body = append(body, lessonsHead)
+		}
+	}
+	body = append(body, lines(es)...)
+	if omitted > 0 {
+		body = append(body, omittedLine(omitted))
+	}
+	p := &part{
+		text: title(name, global) + "\n" + strings.Join(body, "\n"),
+		stat: SectionStat{Entries: rm.entries, Quota: quota, Used: rm.chars, Omitted: omitted},
+	}
+	for _, e := range es {
+		if e.key != "" {
+			p.keys = append(p.keys, e.key)
+		}
+	}
+	return p
+}

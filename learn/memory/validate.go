@@ -1,0 +1,109 @@
+package memory
+
+import (
+	"fmt"
+	"path"
+	"strings"
+	"unicode/utf8"
+)
+
+// Limits on one memory.
+const (
+	// MinTextRunes: two runes still carry meaning in Chinese ("中文").
+	MinTextRunes = 2
+	// MaxTextRunes is the smallest default section quota (hypotheses, 400),
+	// so any one memory fits whole in any section.
+	MaxTextRunes = 400
+	// MaxTTLDays bounds an explicit TTL.
+	MaxTTLDays = 3650
+	maxIDLen   = 256
+)
+
+// FieldError names what is wrong with a memory: the field (its JSON name)
+// and the problem.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// Validate checks a memory about to be written and reports the first bad
+// field. Enums are closed: an unknown kind, src or origin is refused, never
+// silently mapped to a default.
+func Validate(m Memory) error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	text := strings.TrimSpace(m.Text)
+	switch {
+	case m.Workspace != "" && !path.IsAbs(m.Workspace) && !isWindowsAbs(m.Workspace):
+		return bad("workspace", "%q is not an absolute path (\"\" is the global library)", m.Workspace)
+	case m.Kind == "":
+		return bad("kind", "required")
+	case !knownKind(m.Kind):
+		return bad("kind", "%q is not one of %s", m.Kind, list(Kinds))
+	case m.Kind.SleepTime() && (m.Origin == OriginTool || m.Origin == OriginRetro):
+		return bad("kind", "%s is written by sleep-time consolidation or a human, not by origin %s", m.Kind, m.Origin)
+	case !utf8.ValidString(m.Text):
+		return bad("text", "not valid UTF-8")
+	case text == "":
+		return bad("text", "required")
+	case utf8.RuneCountInString(text) < MinTextRunes:
+		return bad("text", "shorter than %d characters", MinTextRunes)
+	case utf8.RuneCountInString(text) > MaxTextRunes:
+		return bad("text", "longer than %d characters; one memory is one short statement", MaxTextRunes)
+	case m.Importance != 0 && (m.Importance < 1 || m.Importance > 10):
+		return bad("importance", "must be between 1 and 10 (or 0 for the kind's default), got %d", m.Importance)
+	case m.Src != "" && !knownSrc(m.Src):
+		return bad("src", "%q is not one of user, agent, web, tool, doc", m.Src)
+	case m.Origin == "":
+		return bad("origin", "required (mull sets it from the write path)")
+	case !knownOrigin(m.Origin):
+		return bad("origin", "%q is not one of tool, command, retro, sleep, panel, import", m.Origin)
+	case m.Uses < 0:
+		return bad("uses", "must not be negative")
+	case len(m.SessionID) > maxIDLen:
+		return bad("session_id", "longer than %d bytes", maxIDLen)
+	case m.TTLDays < NeverStale || m.TTLDays > MaxTTLDays:
+		return bad("ttl_days", "must be between %d (never stale) and %d, got %d", NeverStale, MaxTTLDays, m.TTLDays)
+	}
+	return nil
+}
+
+func knownKind(k Kind) bool {
+	for _, x := range Kinds {
+		if k == x {
+			return true
+		}
+	}
+	return false
+}
+
+func knownSrc(s Src) bool {
+	switch s {
+	case SrcUser, SrcAgent, SrcWeb, SrcTool, SrcDoc:
+		return true
+	}
+	return false
+}
+
+func knownOrigin(o Origin) bool {
+	switch o {
+	case OriginTool, OriginCommand, OriginRetro, OriginSleep, OriginPanel, OriginImport:
+		return true
+	}
+	return false
+}
+
+func list(ks []Kind) string {
+	s := make([]string, len(ks))
+	for i, k := range ks {
+		s[i] = string(k)
+	}
+	return strings.Join(s, ", ")
+}
+
+func isWindowsAbs(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}

@@ -1,0 +1,66 @@
+package memory
+
+import (
+	"strings"
+	"time"
+)
+
+// Write is what a writer (the agent's remember tool, a job, an operator) may
+// say about a new memory. Origin, times, TTL and quarantine are mull's to set,
+// so they are not here: a caller cannot claim them.
+type Write struct {
+	Workspace  string `json:"workspace"`
+	Kind       Kind   `json:"kind"`
+	Text       string `json:"text"`
+	Importance int    `json:"importance,omitempty"`
+	Src        Src    `json:"src,omitempty"`
+	SessionID  string `json:"session_id,omitempty"`
+}
+
+// Provenance is what mull knows about the path that wrote a memory.
+type Provenance struct {
+	Origin       Origin
+	JobID        int64
+	PromotedFrom string
+}
+
+// New builds the memory to store from a write, the way every write path
+// must: instruction-like text is quarantined (kept, flagged, never shown),
+// credentials are redacted in place, the text becomes one line, and the TTL
+// is derived from the text. The quarantine check runs on the text as written,
+// before it is flattened, because one of the seed's patterns looks at line
+// starts. It returns how many credentials were redacted, and a *FieldError
+// when the result is not a valid memory.
+func New(w Write, p Provenance, now time.Time) (Memory, int, error) {
+	m := Memory{
+		Workspace:    w.Workspace,
+		Kind:         w.Kind,
+		Importance:   w.Importance,
+		Src:          w.Src,
+		Origin:       p.Origin,
+		SessionID:    w.SessionID,
+		JobID:        p.JobID,
+		PromotedFrom: p.PromotedFrom,
+		RecordedAt:   now.UTC(),
+	}
+	m.Quarantined, m.QuarantineReason = Quarantine(w.Text)
+	text, redacted := redact(OneLine(w.Text))
+	m.Text = text
+	m.TTLDays = Volatility(text)
+	if err := Validate(m); err != nil {
+		return Memory{}, redacted, err
+	}
+	return m, redacted, nil
+}
+
+// OneLine turns text into a single trimmed line: a memory is one line in
+// the digest, so an embedded newline could forge a section heading there.
+func OneLine(s string) string {
+	return strings.TrimSpace(strings.Map(func(r rune) rune {
+		switch r {
+		case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
+			return ' '
+		}
+		return r
+	}, s))
+}
