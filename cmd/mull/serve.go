@@ -15,13 +15,14 @@ import (
 
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/dshimport"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
-	var workers, fakeLLM bool
+	var workers, fakeLLM, watchDSH bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Run the HTTP API and the job workers",
@@ -37,10 +38,11 @@ the queue without using up an attempt), closes the database and exits 0. A secon
 			if !workers {
 				mode = serveOnly
 			}
-			return runServer(cmd.Context(), g, mode, true, fakeLLM)
+			return runServer(cmd.Context(), g, mode, true, serveOpts{fakeLLM: fakeLLM, watchDSH: watchDSH})
 		},
 	}
 	cmd.Flags().BoolVar(&workers, "workers", true, "also work jobs in this process (--workers=false serves HTTP only)")
+	cmd.Flags().BoolVar(&watchDSH, "watch-dsh", false, "import DSH's session logs from dsh.home (MULL_DSH_HOME, $DSH_HOME or ~/.dsh) as they grow")
 	cmd.Flags().BoolVar(&fakeLLM, "fake-llm", false, "answer LLM calls with the built-in fake DeepSeek on a loopback port: an offline demo, no API key")
 	return cmd
 }
@@ -54,12 +56,18 @@ PostgreSQL to share the queue. River elects one leader among them for periodic
 (cron) jobs. On SQLite every process must be on the same machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd.Context(), g, work, false, false)
+			return runServer(cmd.Context(), g, work, false, serveOpts{})
 		},
 	}
 }
 
-func runServer(ctx context.Context, g *globals, mode appMode, withHTTP, fakeLLM bool) error {
+// serveOpts are serve's own switches.
+type serveOpts struct {
+	fakeLLM, watchDSH bool
+}
+
+func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opts serveOpts) error {
+	fakeLLM := opts.fakeLLM
 	var edits []func(*config.Config)
 	if fakeLLM {
 		url, stop, err := startFakeLLM(ctx)
@@ -95,6 +103,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP, fakeLLM 
 	if withHTTP {
 		if apiSrv, err = api.New(workCtx, api.Deps{
 			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger, Config: a.cfg, Ingest: a.ingest,
+			Memories: a.memories,
 		}); err != nil {
 			return err
 		}
@@ -138,6 +147,18 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP, fakeLLM 
 		defer func() { stopDog(); <-dogDone }()
 		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
 			"cron_entries", len(a.cfg.Cron), "rescue_stuck_jobs_after", engine.RescueAfter(a.cfg, a.reg).String())
+	}
+
+	if opts.watchDSH {
+		ing, _ := importIngester(a)
+		im := &dshimport.Importer{Home: a.cfg.DSH.Home, Store: a.store, Ingester: ing, Logger: a.log.With("component", "dsh-import")}
+		watchDone := make(chan struct{})
+		go func() {
+			defer close(watchDone)
+			_ = im.Watch(workCtx, a.cfg.DSH.WatchInterval.D())
+		}()
+		defer func() { cancelWork(); <-watchDone }()
+		a.log.Info("watching DSH session logs", "home", a.cfg.DSH.Home, "every", a.cfg.DSH.WatchInterval.String())
 	}
 
 	<-ctx.Done()

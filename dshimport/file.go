@@ -1,0 +1,172 @@
+package dshimport
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/mullhq/mull/dshlog"
+	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/store"
+)
+
+// from is the record reading starts from: the saved one, or a fresh one for
+// a new file, or for a file now shorter than its saved position (it was
+// replaced: read it again from the start).
+func (f *file) from() store.DSHImportFile {
+	if f.known && f.info.Size() >= f.rec.Offset {
+		return f.rec
+	}
+	return store.DSHImportFile{Path: f.path, LastSeq: -1}
+}
+
+// reading is one file being read.
+type reading struct {
+	*scan
+	f     *file
+	rec   store.DSHImportFile // the last position committed, and its state
+	r     *dshlog.Reader
+	m     *dshlog.Mapper
+	batch []events.Event
+}
+
+// errStop ends the reading of a file whose error is recorded.
+var errStop = errors.New("stop this file")
+
+func (s *scan) importFile(ctx context.Context, f *file) error {
+	if f.unchanged() {
+		s.sum.Unchanged++
+		return nil
+	}
+	s.sum.Read++
+	rd := &reading{scan: s, f: f, rec: f.from()}
+	// Until it is read to its end, the file's record must not look up to
+	// date: a crash after a batch would otherwise leave the rest unread.
+	rd.rec.ModTime = time.Time{}
+	if f.known && rd.rec.Offset != f.rec.Offset {
+		s.Logger.Warn("DSH session log got shorter than what was read: reading it again from the start",
+			"path", f.path, "size", f.info.Size(), "read_offset", f.rec.Offset)
+	}
+	var calls map[string]dshlog.Call
+	if err := json.Unmarshal([]byte(orDefault(rd.rec.PendingCalls, "{}")), &calls); err != nil {
+		return fmt.Errorf("dshimport: %s: saved pending calls: %w", f.path, err)
+	}
+	rd.m = dshlog.NewMapper(dshlog.State{
+		SessionID: rd.rec.SessionID, Workspace: rd.rec.Workspace, Turn: rd.rec.Turn, LastSeq: rd.rec.LastSeq, Calls: calls,
+	})
+	var err error
+	if rd.r, err = dshlog.Open(f.path, dshlog.Pos{Offset: rd.rec.Offset, Skip: rd.rec.FrameSkip, Line: rd.rec.Lines}); err != nil {
+		return rd.stop(ctx, err)
+	}
+	defer rd.r.Close()
+	if err := rd.run(ctx); !errors.Is(err, errStop) {
+		return err
+	}
+	return nil
+}
+
+// run reads to the end of the complete data, committing a batch whenever
+// the next row could overflow it.
+func (rd *reading) run(ctx context.Context) error {
+	for {
+		before := rd.r.Pos()
+		line, err := rd.r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return rd.commit(ctx, before, err)
+		}
+		evs, err := rd.m.Map(line)
+		if err != nil {
+			return rd.commit(ctx, before, rd.r.Corrupt(err))
+		}
+		rd.add(evs)
+		if len(rd.batch)+dshlog.MaxEventsPerRow > rd.BatchSize {
+			if err := rd.commit(ctx, rd.r.Pos(), nil); err != nil {
+				return err
+			}
+		}
+	}
+	if rd.r.Incomplete() {
+		rd.sum.Waiting++
+	}
+	rd.rec.Size, rd.rec.ModTime = rd.f.info.Size(), rd.f.info.ModTime()
+	return rd.commit(ctx, rd.r.Pos(), nil)
+}
+
+// add queues a line's events, leaving out (and logging) any that mull
+// would refuse, so that one odd row does not hold up the rest of a session.
+func (rd *reading) add(evs []events.Event) {
+	now := rd.Now()
+	for i := range evs {
+		if err := events.Validate(&evs[i], now); err != nil {
+			rd.sum.Skipped++
+			rd.Logger.Warn("DSH event left out: mull would refuse it", "path", rd.f.path, "id", evs[i].ID, "error", err)
+			continue
+		}
+		rd.batch = append(rd.batch, evs[i])
+		rd.progress.Events++
+	}
+}
+
+// commit ingests the batch, then records the position after it, with the
+// mapper's state and readErr (the reason reading stops here), if any. It
+// returns errStop when the file stops with a recorded error.
+func (rd *reading) commit(ctx context.Context, pos dshlog.Pos, readErr error) error {
+	if len(rd.batch) > 0 {
+		refused, err := rd.ingest(ctx, rd.batch)
+		if err != nil {
+			return err
+		}
+		if refused != nil {
+			return rd.stop(ctx, refused) // nothing stored: keep the last position
+		}
+		rd.sum.Events += len(rd.batch)
+	}
+	rd.progress.BytesDone += pos.Offset - rd.rec.Offset
+	st := rd.m.State
+	calls, err := json.Marshal(st.Calls)
+	if err != nil {
+		return fmt.Errorf("dshimport: %w", err)
+	}
+	rd.rec.SessionID, rd.rec.Workspace, rd.rec.Turn, rd.rec.LastSeq = st.SessionID, st.Workspace, st.Turn, st.LastSeq
+	rd.rec.Offset, rd.rec.FrameSkip, rd.rec.Lines = pos.Offset, pos.Skip, pos.Line
+	rd.rec.PendingCalls = orDefault(string(calls), "{}")
+	rd.rec.Events += int64(len(rd.batch))
+	rd.batch = rd.batch[:0]
+	if readErr != nil {
+		return rd.stop(ctx, readErr)
+	}
+	rd.rec.Error = ""
+	return rd.save(ctx)
+}
+
+// stop records why the file cannot be read further, and ends its reading.
+func (rd *reading) stop(ctx context.Context, why error) error {
+	rd.fileError(rd.f, why)
+	rd.rec.Error = why.Error()
+	rd.rec.Size, rd.rec.ModTime = rd.f.info.Size(), rd.f.info.ModTime()
+	if err := rd.save(ctx); err != nil {
+		return err
+	}
+	return errStop
+}
+
+func (rd *reading) save(ctx context.Context) error {
+	defer rd.report()
+	if rd.DryRun {
+		return nil
+	}
+	return rd.Store.SaveDSHImportFile(ctx, rd.rec)
+}
+
+func orDefault(s, def string) string {
+	if s == "" || s == "null" {
+		return def
+	}
+	return s
+}

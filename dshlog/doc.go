@@ -1,0 +1,47 @@
+// Package dshlog reads DeepSeek Harness session logs (session.jsonl, and
+// session.jsonl.zstd: concatenated zstd frames) and maps their rows to mull's
+// events. It is pure: files in, events out, no database.
+//
+// # Mapping
+//
+// Line 1, the header, gives session_start (at createdAt; the header's cwd is
+// every event's workspace; delegationDepth > 0 means a subagent, primary
+// false). Then, by row type:
+//
+//   - user/message → user_message, for source kind "user" (the human) and
+//     "plugin" (harness-written context), the text blocks joined. Messages
+//     of form "recall" are skipped: that is mull's own memory, injected by
+//     its bridge plugin, and learning from it would feed mull its own output.
+//   - assistant/message → assistant_message: the text blocks, reasoning
+//     skipped; a message of tool calls only gives nothing.
+//   - tool/call is remembered by callId until its tool/result, which gives
+//     tool_result: the tool's name; bash's command, or the call's arguments
+//     (JSON) for other tools; the exit code from a trailing "[exit code: N]"
+//     (bash without the marker exited 0); is_error = isError or N ≠ 0;
+//     error_code from data.error.code; the output cut to events.MaxOutput,
+//     keeping its head and its tail, where failures show.
+//   - turn/end → turn_end with its reason (completed, error, aborted,
+//     max-tokens; an unknown kind counts as aborted) and error message.
+//   - turn/end with reason error → also error, the agent or provider failure
+//     that ended the turn (message and code). llm/retry rows and error
+//     finish chunks are attempts DSH retries: they are not agent errors, and
+//     when the retries run out the turn/end says so.
+//   - compaction/end → compaction_end, unless the compaction failed.
+//   - feedback/record → feedback. DSH's /feedback records free text without
+//     a rating; it is mostly a correction, so it counts as "down" unless it
+//     opens with an approving mark (👍, +1, good, thanks, lgtm…), as the
+//     bridge plugin decides.
+//
+// Every other row type is ignored (turn/start only moves the turn count).
+// No session_end: DSH logs have no end record, and the ingest side ends
+// sessions that go idle.
+//
+// # Event ids
+//
+// An event's id is events.DSHID(session, seq of its row, ""), the id the
+// bridge plugin (integrations/dsh, dshId) gives the event it pushes for that
+// row, so a pushed event and its imported twin are stored once. Two
+// exceptions: session_start, from the header that has no seq, is
+// "dsh:<session>:session_start" (the plugin's sessionStartId); the error
+// event beside a turn/end is DSHID(session, seq of the turn/end, "error").
+package dshlog
