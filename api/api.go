@@ -20,6 +20,7 @@ import (
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -39,6 +40,9 @@ type Deps struct {
 	Config config.Config
 	// Ingest stores POST /v1/events batches. Nil: that route answers 503.
 	Ingest *ingest.Service
+	// Memories serves the digest, notices and memory tools. Nil: those
+	// routes answer 503.
+	Memories *memories.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
 )
@@ -39,6 +40,8 @@ type app struct {
 	// ingest stores event batches for the API and the importer, and ends
 	// idle sessions for the session_idle job.
 	ingest *ingest.Service
+	// memories is the memory store's service, for the API and the CLI.
+	memories *memories.Service
 }
 
 // appMode says how much of mull a command needs.
@@ -106,6 +109,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
 	a.ingest = ingest.New(a.store, ingest.Hooks{})
+	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
 		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D()})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{

@@ -1,0 +1,166 @@
+package memories
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/memory/digest"
+	"github.com/mullhq/mull/store"
+)
+
+// Digest is the memory section a workspace's DSH sessions inject.
+type Digest struct {
+	Text string `json:"text"`
+	// ETag is digest.ETag(Text), quoted.
+	ETag string `json:"etag"`
+	// Dropped names the sections left out for room.
+	Dropped []string `json:"dropped"`
+	// Watermark is the last memory id the digest took in: GET /v1/notices
+	// serves the live ones after it.
+	Watermark   int64     `json:"watermark"`
+	PublishedAt time.Time `json:"published_at"`
+}
+
+// Digest returns a workspace's published digest, publishing a new one first
+// when a batch of changes is due: digest.watermark_items new live memories
+// (an invalidation counts as one) since the last, or the oldest new one
+// older than digest.watermark_age. Between batches the text, and so DSH's
+// cached prompt prefix, stays byte-identical. The first call publishes.
+//
+// The watermark is the largest memory id at publication, kept per digest
+// key in digest_state with the text and its ETag, so a read costs two small
+// queries and no render. A memory whose id is below the watermark but whose
+// transaction committed after the render (Postgres, concurrent writers) is
+// not counted as new; the next publication takes it in.
+func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) {
+	key, libs := s.digestKey(workspace), s.libraries(workspace)
+	st, ok, err := s.store.GetDigestState(ctx, s.store.DB, key)
+	if err != nil {
+		return Digest{}, err
+	}
+	if ok && st.Scope == string(s.scope) {
+		due, err := s.due(ctx, libs, st)
+		if err != nil || !due {
+			return fromState(st), err
+		}
+	}
+	return s.publish(ctx, key, workspace)
+}
+
+func (s *Service) due(ctx context.Context, libs []string, st store.DigestState) (bool, error) {
+	ch, err := s.store.MemoryChangesSince(ctx, s.store.DB, libs, st.WatermarkID, st.PublishedAt)
+	if err != nil {
+		return false, err
+	}
+	if ch.New+ch.Invalidated >= s.digest.WatermarkItems {
+		return true, nil
+	}
+	return ch.New > 0 && s.store.Now().Sub(ch.Oldest) >= s.digest.WatermarkAge.D(), nil
+}
+
+// publish renders the digest from everything live up to the newest memory
+// and stores it as the published one, in one transaction.
+func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, error) {
+	var st store.DigestState
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		wm, err := s.store.MaxMemoryID(ctx, tx)
+		if err != nil {
+			return err
+		}
+		now := s.store.Now()
+		in := digest.Input{Now: now}
+		libs := s.libraries(workspace)
+		if in.Memories, err = s.live(ctx, tx, libs[:1], wm); err != nil {
+			return err
+		}
+		if len(libs) > 1 {
+			if in.Global, err = s.live(ctx, tx, libs[1:], wm); err != nil {
+				return err
+			}
+		}
+		out := digest.Render(in, s.opts)
+		st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: wm, PublishedAt: now,
+			Text: out.Text, ETag: out.ETag, Dropped: out.Dropped}
+		return s.store.PutDigestState(ctx, tx, st)
+	})
+	return fromState(st), err
+}
+
+func (s *Service) live(ctx context.Context, tx *sql.Tx, libs []string, upTo int64) ([]memory.Memory, error) {
+	if upTo == 0 {
+		return nil, nil
+	}
+	rows, err := s.store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: libs, UpTo: upTo, Oldest: true})
+	return fromRows(rows), err
+}
+
+// digestKey is the digest_state row a workspace is served from: its own, or
+// under scope global the one shared by all.
+func (s *Service) digestKey(workspace string) string {
+	if !s.scope.ReadsWorkspace() {
+		return ""
+	}
+	return workspace
+}
+
+func fromState(st store.DigestState) Digest {
+	d := Digest{Text: st.Text, ETag: st.ETag, Dropped: st.Dropped, Watermark: st.WatermarkID, PublishedAt: st.PublishedAt}
+	if d.Dropped == nil {
+		d.Dropped = []string{}
+	}
+	return d
+}
+
+// Notice is a memory written since the digest was published, in short.
+type Notice struct {
+	ID         int64       `json:"id"`
+	Kind       memory.Kind `json:"kind"`
+	Text       string      `json:"text"`
+	RecordedAt time.Time   `json:"recorded_at"`
+}
+
+// Notices are the memories a workspace has not seen in its digest yet.
+type Notices struct {
+	Items []Notice `json:"items"`
+	// Cursor is what to pass as after next time.
+	Cursor int64 `json:"cursor"`
+}
+
+// NoticeRunes caps a notice's text: a per-step message stays short.
+const NoticeRunes = 160
+
+// MaxNotices caps the notices of one call.
+const MaxNotices = 20
+
+// Notices lists, oldest first, the live memories a workspace reads that
+// came after its published digest's watermark and after the cursor after (a
+// memory id; 0 for none). It goes through Digest, so a batch that is due is
+// published first and its items stop being notices.
+func (s *Service) Notices(ctx context.Context, workspace string, after int64) (Notices, error) {
+	d, err := s.Digest(ctx, workspace)
+	if err != nil {
+		return Notices{}, err
+	}
+	from := max(after, d.Watermark)
+	rows, err := s.store.ListMemories(ctx, s.store.DB, store.MemoryFilter{
+		Workspaces: s.libraries(workspace), AfterID: from, Oldest: true, Limit: MaxNotices})
+	if err != nil {
+		return Notices{}, err
+	}
+	out := Notices{Items: make([]Notice, len(rows)), Cursor: from}
+	for i, r := range rows {
+		out.Items[i] = Notice{ID: r.ID, Kind: memory.Kind(r.Kind), Text: short(r.Text, NoticeRunes), RecordedAt: r.RecordedAt}
+		out.Cursor = r.ID
+	}
+	return out, nil
+}
+
+func short(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}

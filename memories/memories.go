@@ -1,0 +1,229 @@
+// Package memories is the memory store's service, between its callers (the
+// HTTP tool endpoints, the CLI, later the learning jobs) and the store: it
+// applies learn/memory's rules on every write (validation, origin from the
+// write path, redaction, quarantine, duplicates), ranks searches, and keeps
+// the digest DSH injects stable between watermarks (digest.go).
+package memories
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/memory/digest"
+	"github.com/mullhq/mull/store"
+)
+
+// Service reads and writes memories. Build one in main and share it.
+type Service struct {
+	store  *store.Store
+	scope  memory.Scope
+	digest config.Digest
+	opts   digest.Options
+}
+
+// New makes a Service over a store, with the memory scope and digest
+// settings of the config (an unset watermark takes config's default). Its clock is the store's (Store.Now), so tests
+// move recorded_at and watermark ages together with Store.SetClock.
+func New(s *store.Store, mem config.Memory, dig config.Digest) *Service {
+	if dig.WatermarkItems < 1 || dig.WatermarkAge <= 0 {
+		def := config.Default().Digest
+		dig.WatermarkItems, dig.WatermarkAge = def.WatermarkItems, def.WatermarkAge
+	}
+	return &Service{
+		store: s, scope: memory.Scope(cmp.Or(mem.Scope, string(memory.ScopeWorkspace))), digest: dig,
+		opts: digest.Options{Budget: dig.Budget, Wrapper: dig.Wrapper, MaxLines: dig.MaxLines, Quotas: dig.Quotas},
+	}
+}
+
+// QuarantinedError is a write whose text reads like an instruction to the
+// agent. The memory is stored, flagged, and never served.
+type QuarantinedError struct {
+	ID     int64
+	Reason string
+}
+
+func (e *QuarantinedError) Error() string {
+	return fmt.Sprintf("memory %d quarantined: its text reads like an instruction (%s); it is kept for review and never served", e.ID, e.Reason)
+}
+
+// Written is what Remember did.
+type Written struct {
+	Memory memory.Memory `json:"memory"`
+	// Duplicate: the library already had it; its uses went up instead.
+	Duplicate bool `json:"duplicate,omitempty"`
+	// Redacted counts the credentials replaced in the text.
+	Redacted int `json:"redacted,omitempty"`
+}
+
+// Remember writes a memory through the path origin names (the API passes
+// memory.OriginTool, the CLI memory.OriginPanel): never the caller's claim.
+// Under scope global it goes to the global library. A bad field is a
+// *memory.FieldError; quarantined text is stored and reported as a
+// *QuarantinedError; a live duplicate in the same library gets one more use.
+func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provenance) (Written, error) {
+	if s.scope.WritesGlobal() {
+		w.Workspace = ""
+	}
+	m, redacted, err := memory.New(w, p, s.store.Now())
+	if err != nil {
+		return Written{Redacted: redacted}, err
+	}
+	out := Written{Memory: m, Redacted: redacted}
+	row := toRow(m)
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		// A quarantined write is kept as its own row whatever it repeats.
+		if !m.Quarantined {
+			dup, ok, err := s.store.FindMemoryByNorm(ctx, tx, row.Workspace, row.TextNorm)
+			if err != nil {
+				return err
+			}
+			if ok {
+				dup.Uses++
+				out.Memory, out.Duplicate = fromRow(dup), true
+				return s.store.BumpUses(ctx, tx, 1, dup.ID)
+			}
+		}
+		out.Memory.ID, err = s.store.InsertMemory(ctx, tx, row)
+		return err
+	})
+	if err != nil {
+		return Written{}, err
+	}
+	if m.Quarantined {
+		return out, &QuarantinedError{ID: out.Memory.ID, Reason: m.QuarantineReason}
+	}
+	return out, nil
+}
+
+// Get reads one memory, quarantined or not (for people; the agent's routes
+// never show one), or an error wrapping store.ErrNotFound.
+func (s *Service) Get(ctx context.Context, id int64) (memory.Memory, error) {
+	row, err := s.store.GetMemory(ctx, s.store.DB, id)
+	return fromRow(row), err
+}
+
+// List lists memories, newest first.
+func (s *Service) List(ctx context.Context, f store.MemoryFilter) ([]memory.Memory, error) {
+	rows, err := s.store.ListMemories(ctx, s.store.DB, f)
+	return fromRows(rows), err
+}
+
+// Invalidate marks a memory invalid now, for reason, optionally superseded
+// by another one; it never deletes. A memory already invalid keeps its first
+// invalidation (changed is false).
+func (s *Service) Invalidate(ctx context.Context, id int64, reason string, supersededBy int64) (m memory.Memory, changed bool, err error) {
+	if strings.TrimSpace(reason) == "" {
+		return m, false, &memory.FieldError{Field: "reason", Problem: "required: say why it is no longer true"}
+	}
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		row, err := s.store.GetMemory(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		if supersededBy != 0 {
+			if _, err := s.store.GetMemory(ctx, tx, supersededBy); errors.Is(err, store.ErrNotFound) {
+				return &memory.FieldError{Field: "superseded_by", Problem: fmt.Sprintf("no memory %d", supersededBy)}
+			} else if err != nil {
+				return err
+			}
+		}
+		m = fromRow(row).Invalidated(s.store.Now(), reason, supersededBy)
+		if !row.InvalidAt.IsZero() {
+			return nil
+		}
+		changed, err = s.store.InvalidateMemory(ctx, tx, id, m.InvalidAt, m.InvalidReason, m.SupersededBy)
+		return err
+	})
+	return m, changed, err
+}
+
+// Hit is one search result.
+type Hit struct {
+	memory.Memory
+	// Score is memory.Score plus one per query term the text contains.
+	Score float64 `json:"score"`
+}
+
+// MaxSearch caps a search's results.
+const MaxSearch = 50
+
+// Query is a search.
+type Query struct {
+	// Workspace is the one searching; the scope decides which libraries it
+	// reads ("" reads the global library).
+	Workspace string
+	// Text is the words to look for.
+	Text string
+	// Limit caps the hits; defaults to 10, at most MaxSearch.
+	Limit int
+	// Peek leaves uses alone: a person looking is not the agent using a
+	// memory.
+	Peek bool
+}
+
+// Search finds the live memories a workspace reads that contain any word
+// of the query, ranked by memory.Score plus the number of words matched,
+// best first. Unless q.Peek, each hit's uses go up in the same transaction.
+func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
+	terms := slices.Compact(slices.Sorted(slices.Values(strings.Fields(memory.Normalize(q.Text)))))
+	if len(terms) == 0 {
+		return nil, &memory.FieldError{Field: "q", Problem: "required: words to look for"}
+	}
+	limit := min(cmp.Or(q.Limit, 10), MaxSearch)
+	now := s.store.Now()
+	var hits []Hit
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		rows, err := s.store.SearchMemories(ctx, tx, s.libraries(q.Workspace), terms, 0)
+		if err != nil {
+			return err
+		}
+		hits = rank(rows, terms, now)[:min(limit, len(rows))]
+		if q.Peek {
+			return nil
+		}
+		ids := make([]int64, len(hits))
+		for i := range hits {
+			ids[i] = hits[i].ID
+			hits[i].Uses++
+		}
+		return s.store.BumpUses(ctx, tx, 1, ids...)
+	})
+	return hits, err
+}
+
+func rank(rows []store.Memory, terms []string, now time.Time) []Hit {
+	hits := make([]Hit, len(rows))
+	for i, r := range rows {
+		matched := 0
+		for _, t := range terms {
+			if strings.Contains(r.TextNorm, t) {
+				matched++
+			}
+		}
+		m := fromRow(r)
+		hits[i] = Hit{Memory: m, Score: memory.Score(m, now) + float64(matched)}
+	}
+	slices.SortStableFunc(hits, func(a, b Hit) int {
+		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.ID, a.ID))
+	})
+	return hits
+}
+
+// libraries are the workspaces a workspace reads, its own first.
+func (s *Service) libraries(workspace string) []string {
+	switch {
+	case !s.scope.ReadsWorkspace():
+		return []string{""}
+	case s.scope.ReadsGlobal() && workspace != "":
+		return []string{workspace, ""}
+	}
+	return []string{workspace}
+}

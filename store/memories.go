@@ -1,0 +1,338 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Memory is a row of the memories table: learn/memory.Memory as stored
+// (store does not import learn; the memories package converts), plus the
+// normalized text duplicates are found by. Zero times and ids are NULL or 0.
+type Memory struct {
+	ID         int64
+	Workspace  string
+	Kind       string
+	Text       string
+	TextNorm   string
+	Importance int
+	Src        string
+	Origin     string
+	Uses       int
+	SessionID  string
+	JobID      int64
+	RecordedAt time.Time
+	VerifiedAt time.Time
+	TTLDays    int
+	InvalidAt  time.Time
+	// InvalidReason and SupersededBy say why InvalidAt was set.
+	InvalidReason    string
+	SupersededBy     int64
+	Quarantined      bool
+	QuarantineReason string
+	PromotedFrom     string
+}
+
+const memoryColumns = `id, workspace, kind, text, text_norm, importance, src, origin, uses, session_id, job_id,
+	recorded_at, verified_at, ttl_days, invalid_at, invalid_reason, superseded_by, quarantined, quarantine_reason, promoted_from`
+
+// MemoryFilter narrows ListMemories.
+type MemoryFilter struct {
+	// Workspaces are the libraries to read ("" is the global one); nil
+	// reads all of them.
+	Workspaces []string
+	// Kind, when set, keeps one kind.
+	Kind string
+	// All includes invalidated and quarantined memories; otherwise only the
+	// live ones (what may be served) are listed.
+	All bool
+	// AfterID keeps memories with a larger id.
+	AfterID int64
+	// UpTo, when positive, keeps memories with an id at most this.
+	UpTo int64
+	// Limit caps the rows; 0 means no cap.
+	Limit int
+	// Oldest lists by id ascending instead of newest first.
+	Oldest bool
+}
+
+// InsertMemory stores a new memory and returns its id. RecordedAt must be
+// set; the store never picks a memory's time on its own.
+func (s *Store) InsertMemory(ctx context.Context, q querier, m Memory) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `insert into memories (workspace, kind, text, text_norm, importance, src, origin, uses,
+		session_id, job_id, recorded_at, verified_at, ttl_days, quarantined, quarantine_reason, promoted_from)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) returning id`,
+		m.Workspace, m.Kind, m.Text, m.TextNorm, m.Importance, m.Src, m.Origin, m.Uses, m.SessionID, m.JobID,
+		utcMicro(m.RecordedAt), nullTime(m.VerifiedAt), m.TTLDays, m.Quarantined, m.QuarantineReason, m.PromotedFrom).Scan(&id)
+	if err != nil {
+		return 0, fmt.Errorf("insert memory: %w", err)
+	}
+	return id, nil
+}
+
+// GetMemory reads one memory, or ErrNotFound.
+func (s *Store) GetMemory(ctx context.Context, q querier, id int64) (Memory, error) {
+	m, err := scanMemory(q.QueryRowContext(ctx, `select `+memoryColumns+` from memories where id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("memory %d: %w", id, ErrNotFound)
+	}
+	return m, err
+}
+
+// ListMemories lists memories, newest first unless f.Oldest.
+func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]Memory, error) {
+	where, args := memoryWhere(f.Workspaces, !f.All)
+	if f.Kind != "" {
+		args = append(args, f.Kind)
+		where += " and kind = $" + strconv.Itoa(len(args))
+	}
+	if f.AfterID > 0 {
+		args = append(args, f.AfterID)
+		where += " and id > $" + strconv.Itoa(len(args))
+	}
+	if f.UpTo > 0 {
+		args = append(args, f.UpTo)
+		where += " and id <= $" + strconv.Itoa(len(args))
+	}
+	order := " order by recorded_at desc, id desc"
+	if f.Oldest {
+		order = " order by id"
+	}
+	if f.Limit > 0 {
+		order += " limit " + strconv.Itoa(f.Limit)
+	}
+	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+order, args...)
+}
+
+// SearchMemories lists the live memories of some libraries whose normalized
+// text contains at least one of terms (already normalized), newest first, at
+// most limit (defaults to 500). Ranking is the caller's.
+func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms []string, limit int) ([]Memory, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	where, args := memoryWhere(workspaces, true)
+	likes := make([]string, len(terms))
+	for i, t := range terms {
+		args = append(args, "%"+likeEscaper.Replace(t)+"%")
+		likes[i] = "text_norm like $" + strconv.Itoa(len(args)) + ` escape '\'`
+	}
+	where += " and (" + strings.Join(likes, " or ") + ")"
+	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+
+		` order by id desc limit `+strconv.Itoa(cmp.Or(limit, 500)), args...)
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// BumpUses adds by to the uses of memories.
+func (s *Store) BumpUses(ctx context.Context, q querier, by int, ids ...int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := []any{by}
+	ph := make([]string, len(ids))
+	for i, id := range ids {
+		args = append(args, id)
+		ph[i] = "$" + strconv.Itoa(i+2)
+	}
+	if _, err := q.ExecContext(ctx, `update memories set uses = uses + $1 where id in (`+strings.Join(ph, ", ")+`)`, args...); err != nil {
+		return fmt.Errorf("bump memory uses: %w", err)
+	}
+	return nil
+}
+
+// FindMemoryByNorm finds the live memory of a library with this normalized
+// text, if there is one: a write of the same thing again is a duplicate.
+func (s *Store) FindMemoryByNorm(ctx context.Context, q querier, workspace, norm string) (Memory, bool, error) {
+	m, err := scanMemory(q.QueryRowContext(ctx, `select `+memoryColumns+` from memories
+		where workspace = $1 and text_norm = $2 and invalid_at is null and not quarantined order by id limit 1`, workspace, norm))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, false, nil
+	}
+	return m, err == nil, err
+}
+
+// InvalidateMemory marks a memory invalid at at, unless it already is: its
+// first invalidation stands, and nothing is deleted. ok reports whether this
+// call set it.
+func (s *Store) InvalidateMemory(ctx context.Context, q querier, id int64, at time.Time, reason string, supersededBy int64) (ok bool, err error) {
+	res, err := q.ExecContext(ctx, `update memories set invalid_at = $2, invalid_reason = $3, superseded_by = $4
+		where id = $1 and invalid_at is null`, id, utcMicro(at), reason, supersededBy)
+	if err != nil {
+		return false, fmt.Errorf("invalidate memory %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// MemoryChanges is what happened in some libraries since a digest was
+// published.
+type MemoryChanges struct {
+	// New counts live memories with an id above the watermark; Oldest is
+	// the earliest recorded_at among them (zero when New is 0).
+	New    int
+	Oldest time.Time
+	// Invalidated counts memories at or below the watermark invalidated
+	// since the digest was published (at the same microsecond too: counting
+	// one twice only hastens the next publication; missing one would keep a
+	// forgotten memory in the digest).
+	Invalidated int
+}
+
+// MemoryChangesSince counts the changes to some libraries since a digest
+// published at publishedAt with watermark id wm.
+func (s *Store) MemoryChangesSince(ctx context.Context, q querier, workspaces []string, wm int64, publishedAt time.Time) (MemoryChanges, error) {
+	var c MemoryChanges
+	where, args := memoryWhere(workspaces, false)
+	n := len(args)
+	args = append(args, wm, utcMicro(publishedAt))
+	err := q.QueryRowContext(ctx, fmt.Sprintf(`select
+		coalesce(sum(case when id > $%[1]d and invalid_at is null then 1 else 0 end), 0),
+		coalesce(sum(case when id <= $%[1]d and invalid_at >= $%[2]d then 1 else 0 end), 0)
+		from memories where %[3]s and not quarantined and (id > $%[1]d or invalid_at >= $%[2]d)`, n+1, n+2, where),
+		args...).Scan(&c.New, &c.Invalidated)
+	if err != nil || c.New == 0 {
+		return c, err
+	}
+	where, args = memoryWhere(workspaces, true)
+	args = append(args, wm)
+	err = q.QueryRowContext(ctx, `select recorded_at from memories where `+where+` and id > $`+strconv.Itoa(len(args))+
+		` order by recorded_at, id limit 1`, args...).Scan(&c.Oldest)
+	c.Oldest = c.Oldest.UTC()
+	return c, err
+}
+
+// MaxMemoryID is the largest memory id so far (0 when there are none): a
+// digest rendered now holds everything up to it.
+func (s *Store) MaxMemoryID(ctx context.Context, q querier) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `select coalesce(max(id), 0) from memories`).Scan(&id)
+	return id, err
+}
+
+// DigestState is the digest published for one workspace (or, under scope
+// global, for all: key ""), and its watermark.
+type DigestState struct {
+	Workspace string
+	Scope     string
+	// WatermarkID: every memory up to it that was live at PublishedAt is in
+	// Text; newer ones are notices.
+	WatermarkID int64
+	PublishedAt time.Time
+	Text        string
+	ETag        string
+	Dropped     []string
+}
+
+// GetDigestState reads a workspace's published digest; ok is false when
+// none was published yet.
+func (s *Store) GetDigestState(ctx context.Context, q querier, workspace string) (d DigestState, ok bool, err error) {
+	var dropped string
+	err = q.QueryRowContext(ctx, `select workspace, scope, watermark_id, published_at, text, etag, dropped
+		from digest_state where workspace = $1`, workspace).Scan(&d.Workspace, &d.Scope, &d.WatermarkID, &d.PublishedAt, &d.Text, &d.ETag, &dropped)
+	if errors.Is(err, sql.ErrNoRows) {
+		return d, false, nil
+	}
+	if err != nil {
+		return d, false, fmt.Errorf("read digest state of %q: %w", workspace, err)
+	}
+	d.PublishedAt = d.PublishedAt.UTC()
+	if err := json.Unmarshal([]byte(dropped), &d.Dropped); err != nil {
+		return d, false, fmt.Errorf("digest state of %q: bad dropped %q: %w", workspace, dropped, err)
+	}
+	return d, true, nil
+}
+
+// PutDigestState publishes a workspace's digest, replacing the last one.
+func (s *Store) PutDigestState(ctx context.Context, q querier, d DigestState) error {
+	dropped, _ := json.Marshal(nonNilStrings(d.Dropped)) // a []string always marshals
+	_, err := q.ExecContext(ctx, `insert into digest_state (workspace, scope, watermark_id, published_at, text, etag, dropped)
+		values ($1, $2, $3, $4, $5, $6, $7) on conflict (workspace) do update set scope = excluded.scope,
+		watermark_id = excluded.watermark_id, published_at = excluded.published_at, text = excluded.text,
+		etag = excluded.etag, dropped = excluded.dropped`,
+		d.Workspace, d.Scope, d.WatermarkID, utcMicro(d.PublishedAt), d.Text, d.ETag, string(dropped))
+	if err != nil {
+		return fmt.Errorf("publish digest of %q: %w", d.Workspace, err)
+	}
+	return nil
+}
+
+// memoryWhere selects the libraries (nil: all) and, with live, only
+// memories that may be served. It returns the condition and its arguments,
+// numbered from $1.
+func memoryWhere(workspaces []string, live bool) (string, []any) {
+	cond := "1 = 1"
+	var args []any
+	if workspaces != nil {
+		ph := make([]string, len(workspaces))
+		for i, w := range workspaces {
+			args = append(args, w)
+			ph[i] = "$" + strconv.Itoa(i+1)
+		}
+		cond = "workspace in (" + strings.Join(ph, ", ") + ")"
+		if len(workspaces) == 0 {
+			cond = "1 = 0"
+		}
+	}
+	if live {
+		cond += " and invalid_at is null and not quarantined"
+	}
+	return cond, args
+}
+
+func (s *Store) queryMemories(ctx context.Context, q querier, query string, args ...any) ([]Memory, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list memories: %w", err)
+	}
+	defer rows.Close()
+	var out []Memory
+	for rows.Next() {
+		m, err := scanMemory(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+func scanMemory(row scanner) (Memory, error) {
+	var m Memory
+	var verified, invalid sql.NullTime
+	err := row.Scan(&m.ID, &m.Workspace, &m.Kind, &m.Text, &m.TextNorm, &m.Importance, &m.Src, &m.Origin, &m.Uses,
+		&m.SessionID, &m.JobID, &m.RecordedAt, &verified, &m.TTLDays, &invalid, &m.InvalidReason, &m.SupersededBy,
+		&m.Quarantined, &m.QuarantineReason, &m.PromotedFrom)
+	if err != nil {
+		return m, err
+	}
+	m.RecordedAt = m.RecordedAt.UTC()
+	if verified.Valid {
+		m.VerifiedAt = verified.Time.UTC()
+	}
+	if invalid.Valid {
+		m.InvalidAt = invalid.Time.UTC()
+	}
+	return m, nil
+}
+
+func nullTime(t time.Time) sql.NullTime {
+	if t.IsZero() {
+		return sql.NullTime{}
+	}
+	return sql.NullTime{Time: utcMicro(t), Valid: true}
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
