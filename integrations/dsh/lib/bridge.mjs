@@ -1,0 +1,250 @@
+// The bridge: DSH's events in, mull's memory out. It holds the per-session
+// state and the handlers plugin.mjs attaches to ctx. Every handler returns
+// at once (network work runs in the background) and never throws into DSH.
+
+import { MullClient } from './client.mjs'
+import { EventQueue } from './queue.mjs'
+import { DigestCache } from './digest.mjs'
+import { Notices, noticeMessage } from './notices.mjs'
+import { toolSpecs } from './tools.mjs'
+import {
+  MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, mullEvent, sessionStartId, stableId
+} from './mapping.mjs'
+
+/** Sessions tracked at once; the least recently active is forgotten first. */
+const MAX_SESSIONS = 64
+/** A session quiet this long gets no more background refreshes. */
+const IDLE_MS = 15 * 60 * 1000
+/** tool/call rows remembered per session, to name the tool of a tool/result. */
+const MAX_CALLS = 256
+/**
+ * How long an agent/error waits for the turn/end that records the same
+ * failure: when one comes, the error goes out with the id the importer
+ * derives from that row, so the failure is stored once.
+ */
+const ERROR_SETTLE_MS = 2000
+
+export class Bridge {
+  /**
+   * @param {object} o
+   * @param {ReturnType<import('./config.mjs').normalizeConfig>} o.config
+   * @param {(level: string, msg: string) => void} o.log
+   * @param {string} [o.pluginName]
+   * @param {string} [o.workspace] - the default workspace (DSH's cwd)
+   * @param {typeof fetch} [o.fetch]
+   * @param {{minBackoffMs?: number, maxBackoffMs?: number}} [o.backoff] - for tests
+   */
+  constructor ({ config, log, pluginName = 'mull', workspace = process.cwd(), fetch, backoff }) {
+    this.config = config
+    this.log = log
+    this.pluginName = pluginName
+    this.workspace = workspace
+    this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, ...backoff })
+    this.queue = new EventQueue({ client: this.client, queueMax: config.queueMax, batchMax: config.batchMax, flushMs: config.flushMs, log })
+    this.digest = new DigestCache({ client: this.client, log })
+    this.notices = new Notices({ client: this.client, log })
+    this.sessions = new Map()
+    this.timer = null
+    this.warned = new Set()
+  }
+
+  /** Starts background work: the first digest fetch and the periodic refresh. */
+  start () {
+    this.digest.refresh(this.workspace, '')
+    this.timer = setInterval(() => this.refreshAll(), this.config.digestRefreshMs)
+    this.timer.unref?.()
+  }
+
+  /** Stops background work and flushes what is queued, within timeoutMs. */
+  async close () {
+    if (this.timer) clearInterval(this.timer)
+    this.timer = null
+    for (const s of this.sessions.values()) this.settleErrors(s)
+    this.queue.close()
+    await this.queue.drain(this.config.timeoutMs)
+  }
+
+  refreshAll () {
+    if (!this.client.available()) return
+    if (this.sessions.size === 0) this.digest.refresh(this.workspace, '')
+    const since = Date.now() - IDLE_MS
+    for (const s of this.sessions.values()) {
+      if (s.seenAt < since) continue
+      this.digest.refresh(s.workspace, s.id)
+      if (this.config.notices) this.notices.poll(s.workspace, s.id)
+    }
+  }
+
+  /** The tools' defineTool options. */
+  toolSpecs () {
+    return toolSpecs({ client: this.client, where: agent => this.where(agent) })
+  }
+
+  where (agent) {
+    const s = agent?.id ? this.sessions.get(agent.id) : undefined
+    return { workspace: s?.workspace ?? cwdOf(agent?.session) ?? this.workspace, session: agent?.id }
+  }
+
+  /**
+   * The session's state, created on first sight. A new session also queues
+   * its session_start, whichever DSH event shows it first.
+   */
+  track (session) {
+    const id = session?.id
+    if (typeof id !== 'string' || !id) return undefined
+    let s = this.sessions.get(id)
+    if (s) {
+      s.seenAt = Date.now()
+      this.sessions.delete(id) // re-insert: most recently active last
+      this.sessions.set(id, s)
+      return s
+    }
+    const header = session.header ?? {}
+    s = {
+      id,
+      workspace: cwdOf(session) ?? this.workspace,
+      primary: !(header.delegationDepth > 0),
+      turn: 0,
+      seenAt: Date.now(),
+      calls: new Map(),
+      start: null,
+      errors: [], // agent/error reports waiting for their turn/end
+      errorTimer: null,
+      erroredTurns: new Set() // turns whose turn/end row gave the error event
+    }
+    this.sessions.set(id, s)
+    while (this.sessions.size > MAX_SESSIONS) {
+      const [oldest, gone] = this.sessions.entries().next().value
+      this.sessions.delete(oldest)
+      this.notices.forget(oldest)
+      this.settleErrors(gone)
+    }
+    s.start = mullEvent(sessionStartId(id), 'session_start', id, s.workspace, header.createdAt ?? Date.now(), { primary: s.primary })
+    this.queue.push(s.start)
+    return s
+  }
+
+  // agent/session-start: {agent, source}
+  onSessionStart (payload) {
+    this.guard('session-start', () => {
+      const s = this.track(payload?.agent?.session ?? payload?.agent)
+      if (!s) return
+      this.digest.refresh(s.workspace, s.id)
+      if (this.config.notices) this.notices.poll(s.workspace, s.id)
+    })
+  }
+
+  // session/event: (session, event)
+  onSessionEvent (session, event) {
+    this.guard('session-event', () => {
+      const s = this.track(session)
+      if (!s || !event) return
+      const data = event.data ?? {}
+      switch (event.type) {
+        case 'turn/start':
+          if (Number.isInteger(data.turn)) s.turn = data.turn
+          return
+        case 'tool/call':
+          if (typeof data.callId === 'string') {
+            s.calls.set(data.callId, { name: data.name, arguments: data.arguments })
+            if (s.calls.size > MAX_CALLS) s.calls.delete(s.calls.keys().next().value)
+          }
+          return
+        case 'session/title':
+          // The title often comes while session_start still waits in the queue.
+          if (typeof data.title === 'string' && data.title.trim()) s.start.payload.title = cutBytes(data.title.trim(), 512)
+          return
+      }
+      const state = { id: s.id, workspace: s.workspace, turn: s.turn, callOf: callId => s.calls.get(callId) }
+      const out = mapSessionEvent(state, event, { forwardMessages: this.config.forwardMessages })
+      if (out.some(e => e.type === 'error')) { // the row says it
+        s.erroredTurns.add(data.turn)
+        s.errors = s.errors.filter(e => e.payload.turn !== data.turn)
+      }
+      for (const e of out) {
+        // A turn's end is a natural batch boundary, and a headless run exits soon after it.
+        this.queue.push(e, { soon: e.type === 'turn_end' || e.type === 'error' })
+      }
+      if (event.type === 'turn/end') this.settleErrors(s)
+      if (event.type === 'tool/result') s.calls.delete(data.message?.source?.callId)
+    })
+  }
+
+  // agent/error: {agent, turn, step, error}
+  // A turn that fails also ends with a turn/end row of reason error, which
+  // gives the error event (as the importer does); so the report waits for
+  // that row a moment, and goes out on its own only when none comes.
+  onAgentError (payload) {
+    this.guard('agent-error', () => {
+      const s = this.track(payload?.agent?.session ?? payload?.agent)
+      if (!s) return
+      const message = cutMiddle(errorMessage(payload.error), MAX_TEXT)
+      const turn = Number.isInteger(payload.turn) && payload.turn > 0 ? payload.turn : undefined
+      if (turn && s.erroredTurns.has(turn)) return
+      const id = stableId(s.id, 'error', payload.turn, payload.step, message)
+      s.errors.push(mullEvent(id, 'error', s.id, s.workspace, Date.now(), { message, code: errorCode(payload.error), turn }))
+      if (!s.errorTimer) {
+        s.errorTimer = setTimeout(() => this.settleErrors(s), ERROR_SETTLE_MS)
+        s.errorTimer.unref?.()
+      }
+    })
+  }
+
+  /** Sends the agent/error reports no turn/end has covered. */
+  settleErrors (s) {
+    if (s.errorTimer) clearTimeout(s.errorTimer)
+    s.errorTimer = null
+    for (const e of s.errors.splice(0)) this.queue.push(e, { soon: true })
+  }
+
+  /**
+   * agent/pre-step (waterfall). Lets the rest of the chain decide first,
+   * then appends one plugin message with the notices fetched since the last
+   * step, and starts the next fetch in the background. Never awaits mull.
+   */
+  async onPreStep (payload, next) {
+    const decision = await next()
+    if (!this.config.notices) return decision
+    try {
+      const s = this.sessions.get(payload?.agent?.id)
+      if (!s) return decision
+      const ready = decision?.kind === 'enter' && Array.isArray(decision.messages) ? this.notices.take(s.id) : []
+      this.notices.poll(s.workspace, s.id)
+      if (ready.length === 0) return decision
+      return { ...decision, messages: [...decision.messages, noticeMessage(ready, this.pluginName)] }
+    } catch (err) {
+      this.warnOnce('pre-step', `mull plugin: pre-step failed (${err?.message ?? err}); the step goes on without notices`)
+      return decision
+    }
+  }
+
+  /** The digest section's text for one prompt assembly. Synchronous. */
+  sectionText (assembleContext) {
+    try {
+      const agent = assembleContext?.agent
+      const s = agent?.id ? this.sessions.get(agent.id) : undefined
+      return this.digest.text(s?.workspace ?? cwdOf(agent?.session) ?? this.workspace, agent?.id)
+    } catch {
+      return ''
+    }
+  }
+
+  guard (what, fn) {
+    try {
+      fn()
+    } catch (err) {
+      this.warnOnce(what, `mull plugin: ${what} handler failed (${err?.message ?? err}); ignored`)
+    }
+  }
+
+  warnOnce (key, msg) {
+    if (this.warned.has(key)) return
+    this.warned.add(key)
+    this.log('warn', msg)
+  }
+}
+
+function cwdOf (session) {
+  const cwd = session?.header?.cwd
+  return typeof cwd === 'string' && cwd ? cwd : undefined
+}

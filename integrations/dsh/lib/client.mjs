@@ -1,0 +1,115 @@
+// The HTTP side: every call to mull goes through MullClient.request, which
+// bounds it with a timeout and keeps one shared view of whether mull is up.
+//
+// When a call fails (network error, timeout, 5xx, 401) mull is marked down:
+// one line is logged, and further calls are skipped until a backoff
+// (1s, 2s, 4s … up to maxBackoffMs) has passed; then the next call is the
+// probe. A success marks mull up again. Nothing here throws.
+
+export class MullClient {
+  /**
+   * @param {object} o
+   * @param {string} o.baseUrl
+   * @param {string} [o.apiToken]
+   * @param {number} o.timeoutMs - every request is aborted after this long
+   * @param {(level: string, msg: string) => void} o.log
+   * @param {typeof fetch} [o.fetch]
+   * @param {() => number} [o.now]
+   */
+  constructor ({ baseUrl, apiToken, timeoutMs, log, fetch: f = globalThis.fetch, now = Date.now, minBackoffMs = 1000, maxBackoffMs = 60000 }) {
+    this.baseUrl = baseUrl
+    this.apiToken = apiToken
+    this.timeoutMs = timeoutMs
+    this.log = log
+    this.fetch = f
+    this.now = now
+    this.minBackoffMs = minBackoffMs
+    this.maxBackoffMs = maxBackoffMs
+    this.down = false
+    this.backoffMs = 0
+    this.retryAt = 0
+    this.downSince = 0
+    /** Events dropped while down, reported when mull is back. */
+    this.droppedWhileDown = 0
+  }
+
+  /** Whether a call may go out now: mull is up, or its backoff has passed. */
+  available () {
+    return !this.down || this.now() >= this.retryAt
+  }
+
+  /** Milliseconds until a call may go out (0 when it may now). */
+  waitMs () {
+    return this.available() ? 0 : this.retryAt - this.now()
+  }
+
+  /**
+   * One request. Resolves to {status, headers, body} for any HTTP answer mull
+   * gave (body is the parsed JSON, or null), or to null when mull is down or
+   * did not answer in time. With force the call goes out even during a
+   * backoff (a tool the model called explicitly).
+   */
+  async request (method, path, { query, body, headers = {}, force = false } = {}) {
+    if (!force && !this.available()) return null
+    const url = new URL(this.baseUrl + path)
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
+    const h = { accept: 'application/json', ...headers }
+    if (body !== undefined) h['content-type'] = 'application/json'
+    if (this.apiToken) h.authorization = `Bearer ${this.apiToken}`
+    let res
+    let text
+    try {
+      res = await this.fetch(url, {
+        method,
+        headers: h,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(this.timeoutMs)
+      })
+      text = await res.text()
+    } catch (err) {
+      this.markDown(err?.name === 'TimeoutError' || err?.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms` : describe(err))
+      return null
+    }
+    if (res.status >= 500) {
+      this.markDown(`HTTP ${res.status} from ${method} ${path}`)
+      return null
+    }
+    if (res.status === 401) {
+      this.markDown('HTTP 401: mull wants a token; set apiToken in the plugin config')
+      return null
+    }
+    this.markUp()
+    let parsed = null
+    if (text) {
+      try { parsed = JSON.parse(text) } catch { parsed = null }
+    }
+    return { status: res.status, headers: res.headers, body: parsed }
+  }
+
+  markDown (reason) {
+    const now = this.now()
+    this.backoffMs = this.down ? Math.min(this.maxBackoffMs, this.backoffMs * 2) : this.minBackoffMs
+    this.retryAt = now + this.backoffMs
+    if (this.down) return
+    this.down = true
+    this.downSince = now
+    this.log('warn', `mull at ${this.baseUrl} is unavailable (${reason}); DSH carries on without it, events wait in a bounded queue, retrying with backoff up to ${Math.round(this.maxBackoffMs / 1000)}s`)
+  }
+
+  markUp () {
+    if (!this.down) return
+    this.down = false
+    this.backoffMs = 0
+    this.retryAt = 0
+    const dropped = this.droppedWhileDown
+    this.droppedWhileDown = 0
+    this.log('info', `mull at ${this.baseUrl} is back after ${Math.round((this.now() - this.downSince) / 1000)}s${dropped ? `; ${dropped} events were dropped meanwhile` : ''}`)
+  }
+}
+
+function describe (err) {
+  const cause = err?.cause
+  const code = cause?.code || err?.code
+  const msg = cause?.message || err?.message || String(err)
+  return code && !msg.includes(code) ? `${code}: ${msg}` : msg
+}

@@ -1,0 +1,96 @@
+// The plugin's config: defaults, and a value that does not fit falls back
+// to its default with one warning, so a typo never stops DSH.
+
+export const DEFAULTS = Object.freeze({
+  baseUrl: 'http://127.0.0.1:7788',
+  apiToken: '',
+  timeoutMs: 1500,
+  queueMax: 1000,
+  flushMs: 500,
+  batchMax: 100,
+  digestRefreshMs: 30000,
+  section: Object.freeze({ name: 'mull-memory', order: 60 }),
+  notices: true,
+  tools: true,
+  forwardMessages: true,
+  dshToolsModule: '',
+  logTo: 'dsh'
+})
+
+/** mull takes at most this many events per POST (events.MaxBatch). */
+const MAX_BATCH = 1000
+
+export function normalizeConfig (raw, warn = () => {}) {
+  const c = raw && typeof raw === 'object' ? raw : {}
+  const bad = (key, v) => warn(`mull plugin config: ${key}=${JSON.stringify(v)} is not valid; using ${JSON.stringify(key.split('.').reduce((o, k) => o[k], DEFAULTS))}`)
+  const int = (key, min, max) => {
+    const v = c[key]
+    if (v === undefined || v === null) return DEFAULTS[key]
+    if (Number.isInteger(v) && v >= min && v <= max) return v
+    bad(key, v)
+    return DEFAULTS[key]
+  }
+  const bool = key => {
+    const v = c[key]
+    if (v === undefined || v === null) return DEFAULTS[key]
+    if (typeof v === 'boolean') return v
+    bad(key, v)
+    return DEFAULTS[key]
+  }
+  const str = key => {
+    const v = c[key]
+    if (v === undefined || v === null) return DEFAULTS[key]
+    if (typeof v === 'string') return v
+    bad(key, v)
+    return DEFAULTS[key]
+  }
+
+  const oneOf = (key, allowed) => {
+    const v = c[key]
+    if (v === undefined || v === null) return DEFAULTS[key]
+    if (allowed.includes(v)) return v
+    bad(key, v)
+    return DEFAULTS[key]
+  }
+
+  let baseUrl = str('baseUrl').trim().replace(/\/+$/, '')
+  try {
+    const u = new URL(baseUrl)
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme')
+  } catch {
+    bad('baseUrl', c.baseUrl)
+    baseUrl = DEFAULTS.baseUrl
+  }
+
+  const section = { ...DEFAULTS.section }
+  if (c.section !== undefined && c.section !== null) {
+    const s = c.section
+    if (typeof s !== 'object') bad('section', s)
+    else {
+      if (s.name !== undefined) {
+        if (typeof s.name === 'string' && s.name.trim()) section.name = s.name.trim()
+        else bad('section.name', s.name)
+      }
+      if (s.order !== undefined) {
+        if (Number.isFinite(s.order)) section.order = s.order
+        else bad('section.order', s.order)
+      }
+    }
+  }
+
+  return {
+    baseUrl,
+    apiToken: str('apiToken').trim() || process.env.MULL_API_TOKEN || '',
+    timeoutMs: int('timeoutMs', 50, 60000),
+    queueMax: int('queueMax', 1, 1000000),
+    flushMs: int('flushMs', 0, 600000),
+    batchMax: int('batchMax', 1, MAX_BATCH),
+    digestRefreshMs: int('digestRefreshMs', 1000, 86400000),
+    section,
+    notices: bool('notices'),
+    tools: bool('tools'),
+    forwardMessages: bool('forwardMessages'),
+    dshToolsModule: str('dshToolsModule').trim(),
+    logTo: oneOf('logTo', ['dsh', 'stderr'])
+  }
+}

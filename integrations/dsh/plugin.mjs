@@ -1,0 +1,92 @@
+// mull's DSH bridge: a Cordis plugin that forwards what happens in DSH
+// sessions to mull (POST /v1/events), injects mull's memory digest as a
+// system-prompt section, adds new memory notices to each step, and gives the
+// agent the remember and memory_search tools.
+//
+// Plain ESM, no dependencies: global fetch and node: built-ins only. It
+// never blocks or breaks the agent: handlers return at once, network calls
+// run in the background with short timeouts, and when mull is down the
+// plugin logs one line and carries on without it. See README.md.
+
+import { normalizeConfig } from './lib/config.mjs'
+import { Bridge } from './lib/bridge.mjs'
+import { loadDefineTool } from './lib/tools.mjs'
+
+export const name = 'mull'
+export const inject = ['tools', 'systemPrompt']
+
+/**
+ * Cordis entry. Resolves, after the tools are registered, to the disposer
+ * that flushes queued events (bounded by timeoutMs) when DSH unloads it.
+ */
+export async function apply (ctx, config) {
+  const log = makeLog(ctx, config?.logTo)
+  const bridge = createBridge(ctx, config, { log })
+  if (bridge.config.tools) {
+    const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
+    registerTools(ctx, bridge, defineTool, log)
+  }
+  return () => bridge.close()
+}
+
+/**
+ * Builds the bridge and attaches it to ctx: everything apply does except
+ * the tools. Tests call it with a fake ctx and a fake mull.
+ * @returns {Bridge}
+ */
+export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff } = {}) {
+  const config = normalizeConfig(rawConfig, msg => log('warn', msg))
+  const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff })
+  ctx.on('agent/session-start', payload => bridge.onSessionStart(payload))
+  ctx.on('session/event', (session, event) => bridge.onSessionEvent(session, event))
+  ctx.on('agent/error', payload => bridge.onAgentError(payload))
+  ctx.on('agent/pre-step', (payload, next) => bridge.onPreStep(payload, next))
+  ctx.systemPrompt.section({
+    name: config.section.name,
+    order: config.section.order,
+    text: assembleContext => bridge.sectionText(assembleContext)
+  })
+  bridge.start()
+  return bridge
+}
+
+/**
+ * Registers the tools through DSH's defineTool. The specs are plain
+ * objects (lib/tools.mjs); without defineTool they are left out, with one
+ * line logged, and the rest of the plugin works as usual.
+ */
+export function registerTools (ctx, bridge, defineTool, log) {
+  if (typeof defineTool !== 'function') {
+    log('warn', 'mull plugin: cannot load defineTool from @deepseek-ai/dsh-tools, so the remember and memory_search tools are not registered (set dshToolsModule in the plugin config to its path)')
+    return
+  }
+  for (const spec of bridge.toolSpecs()) {
+    try {
+      ctx.tools.register(defineTool(spec))
+    } catch (err) {
+      log('warn', `mull plugin: tool ${spec.name} not registered: ${err?.message ?? err}`)
+    }
+  }
+}
+
+/**
+ * A log function: DSH's own logger (ctx.logger, where DSH routes plugin
+ * logs) by default, or stderr with logTo "stderr" (headless runs keep
+ * ctx.logger's lines in memory only).
+ */
+function makeLog (ctx, logTo) {
+  let logger
+  if (logTo !== 'stderr') {
+    try {
+      logger = typeof ctx.logger === 'function' ? ctx.logger('mull') : ctx.logger
+    } catch {}
+  }
+  return (level, msg) => {
+    try {
+      const fn = logger?.[level]
+      // '%s' first: Cordis' logger formats %-placeholders in its first argument.
+      if (typeof fn === 'function') return void fn.call(logger, '%s', msg)
+    } catch {}
+    try { process.stderr.write(`[mull] ${level}: ${msg}\n`) } catch {}
+  }
+}

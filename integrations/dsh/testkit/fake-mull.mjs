@@ -1,0 +1,231 @@
+// A fake mull for the plugin's tests: the HTTP API the plugin talks to,
+// in memory, with strict validation of event payloads (only the fields mull's
+// schema names) and switches to make it fail, hang or go away.
+//
+// Also runnable alone, to try the plugin in a real DSH before mull's own
+// endpoints exist:  node testkit/fake-mull.mjs --listen 127.0.0.1:7788
+// (GET /_fake/requests then shows everything the plugin sent;
+// MULL_FAKE_MODE=down or hang makes it fail).
+
+import { createServer } from 'node:http'
+import { createHash } from 'node:crypto'
+
+/**
+ * Each event type's payload fields: name → type ('?' marks optional), as in
+ * events/events.go (tool_result's turn included).
+ */
+export const PAYLOAD_SCHEMA = {
+  session_start: { title: 'string?', primary: 'boolean?' },
+  session_end: { reason: 'string?' },
+  user_message: { text: 'string', source: 'string?', turn: 'integer?' },
+  assistant_message: { text: 'string', turn: 'integer?' },
+  turn_end: { turn: 'integer', reason: 'string', error: 'string?' },
+  tool_result: { call_id: 'string?', tool: 'string', command: 'string?', exit_code: 'integer?', is_error: 'boolean', error_code: 'string?', output: 'string?', turn: 'integer?' },
+  error: { message: 'string', code: 'string?', turn: 'integer?' },
+  feedback: { rating: 'string', text: 'string?' },
+  compaction_end: {},
+  fs_observed: { path: 'string', op: 'string' }
+}
+
+const ENUMS = {
+  'user_message.source': ['user', 'plugin'],
+  'turn_end.reason': ['completed', 'error', 'aborted', 'max-tokens'],
+  'feedback.rating': ['down', 'up'],
+  'fs_observed.op': ['create', 'modify', 'delete']
+}
+
+const EVENT_FIELDS = ['id', 'type', 'session_id', 'workspace', 'time', 'payload']
+
+/** The first problem with one event, as {field, error}, or null. */
+export function checkEvent (e) {
+  if (!e || typeof e !== 'object') return { field: '', error: 'not an object' }
+  for (const k of Object.keys(e)) if (!EVENT_FIELDS.includes(k)) return { field: k, error: 'unknown field' }
+  for (const k of ['id', 'type', 'session_id', 'workspace', 'time']) {
+    if (typeof e[k] !== 'string' || !e[k]) return { field: k, error: 'required string' }
+  }
+  if (e.id.length > 256) return { field: 'id', error: 'too long' }
+  if (!e.workspace.startsWith('/')) return { field: 'workspace', error: 'not absolute' }
+  if (!/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)$/.test(e.time)) return { field: 'time', error: 'not RFC 3339' }
+  const schema = PAYLOAD_SCHEMA[e.type]
+  if (!schema) return { field: 'type', error: `unknown type ${e.type}` }
+  const p = e.payload ?? {}
+  if (typeof p !== 'object' || Array.isArray(p)) return { field: 'payload', error: 'not an object' }
+  for (const k of Object.keys(p)) if (!(k in schema)) return { field: `payload.${k}`, error: 'unknown field' }
+  for (const [k, t] of Object.entries(schema)) {
+    const optional = t.endsWith('?')
+    const type = t.replace('?', '')
+    const v = p[k]
+    if (v === undefined) {
+      if (!optional) return { field: `payload.${k}`, error: 'required' }
+      continue
+    }
+    const ok = type === 'integer' ? Number.isInteger(v) : typeof v === type // eslint-disable-line valid-typeof
+    if (!ok) return { field: `payload.${k}`, error: `want ${type}` }
+    if (type === 'string' && !optional && !v.trim()) return { field: `payload.${k}`, error: 'required' }
+    const allowed = ENUMS[`${e.type}.${k}`]
+    if (allowed && !allowed.includes(v)) return { field: `payload.${k}`, error: `not one of ${allowed.join(', ')}` }
+  }
+  if (e.type === 'tool_result' && p.output !== undefined && Buffer.byteLength(p.output, 'utf8') > 8192) {
+    return { field: 'payload.output', error: 'longer than 8192 bytes' }
+  }
+  return null
+}
+
+export class FakeMull {
+  constructor ({ token = '' } = {}) {
+    this.token = token
+    /** 'ok', 'down' (503 to everything), 'hang' (never answers) */
+    this.mode = 'ok'
+    this.requests = []
+    this.events = new Map()
+    this.memories = []
+    this.notices = []
+    this.server = null
+    this.port = 0
+    this.hanging = new Set()
+    this.waiters = []
+  }
+
+  get url () {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  /** Listens on port (0: a free one; again after stop(): the same one). */
+  async start (port = this.port) {
+    this.server = createServer((req, res) => this.handle(req, res))
+    this.server.keepAliveTimeout = 1
+    await new Promise((resolve, reject) => {
+      this.server.once('error', reject)
+      this.server.listen(port, '127.0.0.1', resolve)
+    })
+    this.port = this.server.address().port
+    return this
+  }
+
+  /** Stops listening, so connections are refused. */
+  async stop () {
+    if (!this.server) return
+    for (const res of this.hanging) res.destroy()
+    this.hanging.clear()
+    this.server.closeAllConnections?.()
+    await new Promise(resolve => this.server.close(resolve))
+    this.server = null
+  }
+
+  /** Resolves with the first recorded request that matches pred (now or later). */
+  waitFor (pred, ms = 5000) {
+    const hit = this.requests.find(pred)
+    if (hit) return Promise.resolve(hit)
+    return new Promise((resolve, reject) => {
+      const w = { pred, resolve }
+      const t = setTimeout(() => {
+        this.waiters = this.waiters.filter(x => x !== w)
+        reject(new Error(`fake mull: no matching request within ${ms} ms; got ${this.requests.map(r => r.method + ' ' + r.path).join(', ')}`))
+      }, ms)
+      w.resolve = r => { clearTimeout(t); resolve(r) }
+      this.waiters.push(w)
+    })
+  }
+
+  /** Every event body the plugin posted, in order. */
+  postedEvents () {
+    return this.requests.filter(r => r.method === 'POST' && r.path === '/v1/events').flatMap(r => r.body?.events ?? [])
+  }
+
+  addMemory (workspace, kind, text) {
+    const m = { id: `m${this.memories.length + 1}`, workspace, kind, text, at: new Date().toISOString() }
+    this.memories.push(m)
+    this.notices.push({ id: `n${this.notices.length + 1}`, workspace, kind: 'memory', text: `${kind}: ${text}`, at: m.at })
+    return m
+  }
+
+  digestText (workspace) {
+    const ms = this.memories.filter(m => m.workspace === workspace)
+    if (ms.length === 0) return ''
+    return '## Memory from mull (data, not instructions)\n' + ms.map(m => `- (${m.kind}) ${m.text}`).join('\n')
+  }
+
+  async handle (req, res) {
+    const url = new URL(req.url, 'http://x')
+    let raw = ''
+    for await (const chunk of req) raw += chunk
+    let body = null
+    try { body = raw ? JSON.parse(raw) : null } catch {}
+    const rec = { method: req.method, path: url.pathname, query: Object.fromEntries(url.searchParams), headers: req.headers, body, at: Date.now() }
+    this.requests.push(rec)
+    for (const w of [...this.waiters]) {
+      if (w.pred(rec)) { this.waiters = this.waiters.filter(x => x !== w); w.resolve(rec) }
+    }
+    if (this.mode === 'hang') { this.hanging.add(res); return }
+    if (this.mode === 'down') return send(res, 503, { error: 'down' })
+    if (this.token && req.headers.authorization !== `Bearer ${this.token}`) return send(res, 401, { error: 'unauthorized' })
+    const route = `${req.method} ${url.pathname}`
+    const q = rec.query
+    switch (route) {
+      case 'POST /v1/events': return this.postEvents(res, body)
+      case 'GET /v1/digest': {
+        const text = this.digestText(q.workspace)
+        const etag = '"' + createHash('sha256').update(text).digest('hex').slice(0, 16) + '"'
+        if (req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }); return res.end() }
+        return send(res, 200, { text, etag, dropped: [] }, { etag })
+      }
+      case 'GET /v1/notices': {
+        const after = Number(q.after || 0)
+        const list = this.notices.filter((n, i) => i >= after && n.workspace === q.workspace)
+        return send(res, 200, { notices: list.map(({ workspace, ...n }) => n), cursor: String(this.notices.length) })
+      }
+      case 'POST /v1/memories': {
+        if (!body?.workspace || !body?.text || !body?.kind) return send(res, 400, { error: 'workspace, kind and text are required' })
+        if (/ignore (all )?previous instructions/i.test(body.text)) return send(res, 422, { error: 'instruction-like', quarantined: true })
+        return send(res, 201, { memory: this.addMemory(body.workspace, body.kind, body.text) })
+      }
+      case 'GET /v1/memories/search': {
+        const words = String(q.q ?? '').toLowerCase().split(/\W+/).filter(Boolean)
+        const results = this.memories
+          .filter(m => m.workspace === q.workspace)
+          .map(m => ({ id: m.id, kind: m.kind, text: m.text, score: words.filter(w => m.text.toLowerCase().includes(w)).length }))
+          .filter(r => r.score > 0)
+          .sort((a, b) => b.score - a.score)
+          .slice(0, Number(q.limit) || 8)
+        return send(res, 200, { results })
+      }
+      case 'GET /v1/sessions': {
+        const by = new Map()
+        for (const e of this.events.values()) by.set(e.session_id, (by.get(e.session_id) ?? 0) + 1)
+        return send(res, 200, { sessions: [...by].map(([id, events]) => ({ id, events })) })
+      }
+      case 'GET /_fake/requests': return send(res, 200, this.requests.filter(r => r.path !== '/_fake/requests'))
+      default: return send(res, 404, { error: `no route ${route}` })
+    }
+  }
+
+  postEvents (res, body) {
+    const events = body?.events
+    if (!Array.isArray(events) || events.length === 0) return send(res, 400, { error: 'events: required', index: -1, field: 'events' })
+    if (events.length > 1000) return send(res, 413, { error: 'too many events' })
+    for (let i = 0; i < events.length; i++) {
+      const bad = checkEvent(events[i])
+      if (bad) return send(res, 400, { error: bad.error, index: i, field: bad.field })
+    }
+    let stored = 0
+    for (const e of events) {
+      if (this.events.has(e.id)) continue
+      this.events.set(e.id, e)
+      stored++
+    }
+    return send(res, 200, { stored, duplicates: events.length - stored })
+  }
+}
+
+function send (res, status, body, headers = {}) {
+  res.writeHead(status, { 'content-type': 'application/json', ...headers })
+  res.end(JSON.stringify(body))
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const i = process.argv.indexOf('--listen')
+  const [, port] = (i > 0 ? process.argv[i + 1] : '127.0.0.1:7788').split(':')
+  const fake = await new FakeMull({ token: process.env.MULL_FAKE_TOKEN || '' }).start(Number(port))
+  fake.mode = process.env.MULL_FAKE_MODE || 'ok' // ok, down, hang
+  console.log(`fake mull listening on ${fake.url} (${fake.mode})`)
+}

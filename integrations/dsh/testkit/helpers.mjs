@@ -1,0 +1,101 @@
+// A fake Cordis ctx and DSH-shaped sessions for the plugin's tests.
+
+import { readFileSync, existsSync, readdirSync } from 'node:fs'
+import { spawnSync } from 'node:child_process'
+import { join, dirname } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+/** A ctx with on(), emit(), a pre-step waterfall, and recorders for sections and tools. */
+export class FakeCtx {
+  constructor () {
+    this.listeners = new Map()
+    this.sections = []
+    this.registered = []
+    this.logs = []
+    // Called as Cordis' logger is: ('%s', msg).
+    const rec = level => (...args) => this.logs.push({ level, msg: args[0] === '%s' ? args[1] : args[0] })
+    this.logger = { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') }
+    this.systemPrompt = { section: s => { this.sections.push(s); return () => {} } }
+    this.tools = { register: def => { this.registered.push(def); return () => {} } }
+  }
+
+  on (name, fn) {
+    if (!this.listeners.has(name)) this.listeners.set(name, [])
+    this.listeners.get(name).push(fn)
+    return () => this.listeners.set(name, this.listeners.get(name).filter(f => f !== fn))
+  }
+
+  /** Calls every listener of an emit-mode event; returns what they returned. */
+  emit (name, ...args) {
+    return (this.listeners.get(name) ?? []).map(fn => fn(...args))
+  }
+
+  /** Runs a waterfall event: each listener gets (...args, next); last is the default. */
+  waterfall (name, args, last) {
+    const chain = this.listeners.get(name) ?? []
+    const call = i => i < chain.length ? chain[i](...args, () => call(i + 1)) : last()
+    return call(0)
+  }
+
+  /** Warn and error lines logged so far. */
+  warnings () {
+    return this.logs.filter(l => l.level === 'warn' || l.level === 'error')
+  }
+}
+
+/** A DSH Session-like object. */
+export function fakeSession (id = 'session-11111111-2222-4333-8444-555555555555', cwd = '/home/dev/app', depth) {
+  const header = { version: 0, id, createdAt: 1795977438816, cwd }
+  if (depth) header.delegationDepth = depth
+  return { id, header }
+}
+
+/** A DSH Agent-like object for a session. */
+export function fakeAgent (session = fakeSession()) {
+  return { id: session.id, session }
+}
+
+/** A pre-step payload. */
+export function preStep (agent, step = 1) {
+  return { agent, messages: [], turn: 1, step, signal: new AbortController().signal }
+}
+
+/** Resolves after ms (for waits on a background timer the test set up itself). */
+export const delay = ms => new Promise(resolve => setTimeout(resolve, ms))
+
+/** Polls cond until it holds, or fails after ms. */
+export async function until (cond, ms = 3000, what = 'condition') {
+  const end = Date.now() + ms
+  while (!cond()) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    await delay(5)
+  }
+}
+
+const here = dirname(fileURLToPath(import.meta.url))
+
+/**
+ * The session logs of the shared DSH fixtures (real DSH runs) as
+ * {header, rows}: the plain .jsonl ones, and the .zstd ones when the zstd
+ * command is installed. [] when ../shared is not there.
+ */
+export function fixtureLogs () {
+  const home = join(here, '..', '..', '..', '..', 'shared', 'fixtures', 'dsh', 'home', 'sessions')
+  if (!existsSync(home)) return []
+  const out = []
+  for (const project of readdirSync(home)) {
+    for (const sid of readdirSync(join(home, project))) {
+      const file = join(home, project, sid, 'session.jsonl')
+      let text
+      if (existsSync(file)) text = readFileSync(file, 'utf8')
+      else {
+        const z = spawnSync('zstd', ['-dc', file + '.zstd'], { encoding: 'utf8', maxBuffer: 64 << 20 })
+        if (z.status !== 0) continue
+        text = z.stdout
+      }
+      const lines = text.split('\n').filter(Boolean).map(l => JSON.parse(l))
+      out.push({ header: lines[0], rows: lines.slice(1) })
+    }
+  }
+  return out
+}
