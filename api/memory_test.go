@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -250,6 +251,33 @@ func BenchmarkDigestRead(b *testing.B) {
 					b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds()), "p99-ns")
 				})
 			}
+			// Open loop: requests start at a steady 200/s whether or not the
+			// previous ones finished, as many DSH sessions polling would.
+			b.Run("200-steady-200rps", func(b *testing.B) {
+				tick := time.NewTicker(5 * time.Millisecond)
+				defer tick.Stop()
+				lat := make(chan time.Duration, b.N)
+				var wg sync.WaitGroup
+				for range b.N {
+					<-tick.C
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						start := time.Now()
+						get("", http.StatusOK)
+						lat <- time.Since(start)
+					}()
+				}
+				wg.Wait()
+				close(lat)
+				all := make([]time.Duration, 0, b.N)
+				for d := range lat {
+					all = append(all, d)
+				}
+				slices.Sort(all)
+				b.ReportMetric(float64(all[len(all)/2].Nanoseconds()), "p50-ns")
+				b.ReportMetric(float64(all[len(all)*99/100].Nanoseconds()), "p99-ns")
+			})
 		})
 	}
 }
