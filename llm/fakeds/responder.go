@@ -33,6 +33,56 @@ var defaultResponders = map[string]Responder{
 	"llm_probe": func(p Prompt) any {
 		return map[string]any{"ok": true, "echo": truncateRunes(p.User, 200)}
 	},
+	"retro_session": retroSession,
+}
+
+// retroSession answers a retro (learn/retro.Output): one lesson naming the
+// first error or failed tool call of the excerpt, one fact, and a 3-line
+// handoff; the other sections empty.
+func retroSession(p Prompt) any {
+	first := firstErrorLine(p.User)
+	lesson := "no error in the evidence -> nothing failed -> keep the same approach"
+	if first != "" {
+		lesson = first + " -> the command failed -> check its output before retrying"
+	}
+	return map[string]any{
+		"lessons":   []any{map[string]any{"text": lesson}},
+		"facts":     []any{map[string]any{"text": "fake-deepseek reviewed this session"}},
+		"resources": []any{},
+		"methods":   []any{},
+		"handoff":   []string{"Session reviewed by fake-deepseek.", "Open ends: none recorded.", "Next: continue the task."},
+		"playbooks": []any{},
+		"supersede": []any{},
+		"proposal":  nil,
+	}
+}
+
+// firstErrorLine is the first item under the excerpt's ERRORS or FAILED
+// TOOL CALLS heading, without its "- [time] " prefix, made safe for a
+// lesson's "a -> b -> c" and cut to 200 runes; "" when there is none.
+func firstErrorLine(user string) string {
+	in := false
+	for line := range strings.Lines(user) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "## ") {
+			in = strings.HasPrefix(line, "## ERRORS") || strings.HasPrefix(line, "## FAILED TOOL CALLS")
+			continue
+		}
+		if !in || !strings.HasPrefix(line, "- ") {
+			continue
+		}
+		line = strings.TrimPrefix(line, "- ")
+		if strings.HasPrefix(line, "[") {
+			if i := strings.Index(line, "] "); i > 0 {
+				line = line[i+2:]
+			}
+		}
+		line = strings.NewReplacer("->", "-", "→", "-", "\n", " ").Replace(line)
+		if line = strings.TrimSpace(truncateRunes(line, 200)); line != "" {
+			return line
+		}
+	}
+	return ""
 }
 
 // reply is what the fake answers, before max_tokens and faults.
