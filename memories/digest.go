@@ -3,6 +3,7 @@ package memories
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/mullhq/mull/learn/memory"
@@ -79,6 +80,9 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 			if in.Global, err = s.live(ctx, tx, libs[1:], wm); err != nil {
 				return err
 			}
+		}
+		if err := s.fixedSections(ctx, tx, workspace, &in); err != nil {
+			return err
 		}
 		out := digest.Render(in, s.opts)
 		st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: wm, PublishedAt: now,
@@ -163,4 +167,37 @@ func short(s string, n int) string {
 		return s
 	}
 	return string(r[:n-1]) + "…"
+}
+
+// fixedSections reads what the retro jobs keep beside memories: the
+// workspace's handoff, its pending proposal and its playbooks.
+func (s *Service) fixedSections(ctx context.Context, tx *sql.Tx, workspace string, in *digest.Input) error {
+	if workspace == "" {
+		return nil
+	}
+	h, ok, err := s.store.GetHandoff(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	if ok {
+		in.Handoff = h.Text
+	}
+	props, err := s.store.ListProposals(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	for _, p := range props {
+		if p.Status == store.ProposalPending {
+			in.Proposals = append(in.Proposals, digest.Proposal{ID: p.ID, Summary: p.Summary, Status: p.Status, At: p.CreatedAt})
+		}
+	}
+	books, err := s.store.ListPlaybooks(ctx, tx, workspace)
+	if err != nil {
+		return err
+	}
+	for _, b := range books {
+		in.Playbooks = append(in.Playbooks, digest.Playbook{Slug: b.Slug, Summary: strings.Join(b.Steps, " → "),
+			Uses: b.Uses, Successes: b.Successes, Fails: b.Fails, VerifiedAt: b.UpdatedAt})
+	}
+	return nil
 }

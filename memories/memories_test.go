@@ -2,6 +2,7 @@ package memories_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"strings"
@@ -261,6 +262,36 @@ func TestDigestScopes(t *testing.T) {
 		d, _ = ws.Digest(ctx, "/w")
 		if strings.Contains(d.Text, "Chinese") || !strings.Contains(d.Text, "about the app") {
 			t.Fatalf("scope workspace digest:\n%s", d.Text)
+		}
+	})
+}
+
+// The retro jobs' handoff, pending proposal and playbooks reach the digest.
+func TestDigestCarriesHandoffProposalPlaybooks(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, "workspace")
+		remember(t, svc, "/w", memory.Fact, "the build uses make")
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			if err := s.PutHandoff(ctx, tx, store.Handoff{Workspace: "/w", Text: "Next: fix the flaky test\nThen: release", RecordedAt: t0}); err != nil {
+				return err
+			}
+			if _, err := s.AddPendingProposal(ctx, tx, store.Proposal{ID: "retro-1", Workspace: "/w", Summary: "cache go modules in CI", Status: store.ProposalPending, CreatedAt: t0}); err != nil {
+				return err
+			}
+			return s.PutPlaybook(ctx, tx, store.Playbook{Workspace: "/w", Slug: "release", Steps: []string{"tag", "push"}, UpdatedAt: t0})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := svc.Digest(ctx, "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"fix the flaky test", "cache go modules in CI", "release", "the build uses make"} {
+			if !strings.Contains(d.Text, want) {
+				t.Errorf("digest lacks %q:\n%s", want, d.Text)
+			}
 		}
 	})
 }
