@@ -12,6 +12,7 @@ import (
 	"github.com/mullhq/mull/jobs/budgetsweep"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
+	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/jobs/sessionidle"
 	"github.com/mullhq/mull/llm"
@@ -37,6 +38,7 @@ func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
 	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Logger: d.Logger})
 	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger})
+	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger})
 	if d.Ingest == nil || d.IdleTimeout <= 0 {
 		panic("jobs: Deps.Ingest and Deps.IdleTimeout are required (session_idle)")
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
+	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
@@ -109,7 +110,10 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
-	a.ingest = ingest.New(a.store, ingest.Hooks{SessionEnded: retrosession.SessionEnded})
+	a.ingest = ingest.New(a.store, ingest.Hooks{
+		SessionEnded: retrosession.SessionEnded,
+		AgentError:   (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error")}).AgentError,
+	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
 		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D()})

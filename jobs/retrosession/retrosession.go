@@ -86,13 +86,26 @@ type Counts struct {
 // job's completion. A job that already applied (killed after its commit,
 // before River recorded it) only completes.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	return Run(ctx, w, job, job.Args.SessionID, retro.BuildExcerpt)
+}
+
+// Excerpt renders a session's evidence for the model: retro.BuildExcerpt
+// (retro_session) or retro.ErrorFocus (retro_error).
+type Excerpt func(in retro.Input, caps retro.Caps) string
+
+// Run is the retro pipeline shared by the retro jobs: read the session's
+// last events, render them with excerpt, ask the model, and apply its answer
+// in the transaction that completes job. w gives the store, the LLM client,
+// the logger and the caps; its River defaults are not used. A job that
+// already applied only completes.
+func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], sessionID string, excerpt Excerpt) error {
 	if _, done, err := w.Store.GetRetroRun(ctx, w.Store.DB, job.ID); err != nil {
 		return err
 	} else if done {
-		w.Logger.Info("retro already applied; completing", "job_id", job.ID, "session_id", job.Args.SessionID)
+		w.Logger.Info("retro already applied; completing", "job_id", job.ID, "kind", job.Kind, "session_id", sessionID)
 		return nil
 	}
-	sess, err := w.Store.GetSession(ctx, job.Args.SessionID)
+	sess, err := w.Store.GetSession(ctx, sessionID)
 	if errors.Is(err, store.ErrNotFound) {
 		return river.JobCancel(err)
 	}
@@ -103,16 +116,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if err != nil {
 		return err
 	}
-	excerpt := retro.BuildExcerpt(retro.FromEvents(toEvents(rows)), w.Caps)
+	text := excerpt(retro.FromEvents(toEvents(rows)), w.Caps)
 	out, res, err := llm.CompleteJSON[retro.Output](ctx, w.LLM, llm.Call{
 		Kind: job.Kind, JobID: job.ID, Workspace: sess.Workspace,
-		Messages: []llm.Message{llm.System(retro.Prompt), llm.User(excerpt)},
+		Messages: []llm.Message{llm.System(retro.Prompt), llm.User(text)},
 	})
 	truncated := false
 	if e := (*llm.Error)(nil); errors.As(err, &e) && e.Reason == "truncated" {
 		if o, perr := retro.ParseTruncated(res.Content); perr == nil {
 			out, err, truncated = o, nil, true
-			w.Logger.Info("retro output truncated; applying its additive sections", "job_id", job.ID, "session_id", sess.ID)
+			w.Logger.Info("retro output truncated; applying its additive sections", "job_id", job.ID, "kind", job.Kind, "session_id", sess.ID)
 		}
 	}
 	if err != nil {
@@ -124,14 +137,14 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	now := w.Store.Now()
 	ch := retro.Plan(out, fromRows(existing), retro.Source{Workspace: sess.Workspace, SessionID: sess.ID, JobID: job.ID}, now)
-	counts, err := w.apply(ctx, job, sess, ch, truncated, now)
+	counts, err := apply(ctx, w.Store, job, sess, ch, truncated, now)
 	if err != nil {
 		return err
 	}
 	for _, r := range ch.Rejected {
 		w.Logger.Info("retro entry rejected", "job_id", job.ID, "kind", r.Kind, "error", r.Err)
 	}
-	w.Logger.Info("retro applied", "job_id", job.ID, "session_id", sess.ID, "workspace", sess.Workspace,
+	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated, "rejected", counts.Rejected,
 		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "truncated", truncated)
 	return nil
@@ -139,20 +152,20 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 
 // apply writes the changes, the applied marker and the job's completion in
 // one transaction.
-func (w *Worker) apply(ctx context.Context, job *river.Job[Args], sess store.Session, ch retro.Changes, truncated bool, now time.Time) (Counts, error) {
+func apply[T river.JobArgs](ctx context.Context, st *store.Store, job *river.Job[T], sess store.Session, ch retro.Changes, truncated bool, now time.Time) (Counts, error) {
 	var c Counts
-	err := w.Store.InTx(ctx, func(tx *sql.Tx) error {
+	err := st.InTx(ctx, func(tx *sql.Tx) error {
 		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Truncated: truncated}
 		ids := make([]int64, len(ch.Add))
 		for i, m := range ch.Add {
-			id, err := w.Store.InsertMemory(ctx, tx, toRow(m))
+			id, err := st.InsertMemory(ctx, tx, toRow(m))
 			if err != nil {
 				return err
 			}
 			ids[i] = id
 		}
 		c.Added = len(ids)
-		if err := w.Store.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
+		if err := st.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
 			return err
 		}
 		c.Bumped = len(ch.Bump)
@@ -161,7 +174,7 @@ func (w *Worker) apply(ctx context.Context, job *river.Job[Args], sess store.Ses
 			if inv.By >= 0 && inv.By < len(ids) {
 				by = ids[inv.By]
 			}
-			ok, err := w.Store.InvalidateMemory(ctx, tx, inv.ID, now, inv.Reason, by)
+			ok, err := st.InvalidateMemory(ctx, tx, inv.ID, now, inv.Reason, by)
 			if err != nil {
 				return err
 			}
@@ -170,21 +183,21 @@ func (w *Worker) apply(ctx context.Context, job *river.Job[Args], sess store.Ses
 			}
 		}
 		if ch.Handoff != "" {
-			if err := w.Store.PutHandoff(ctx, tx, store.Handoff{Workspace: sess.Workspace, Text: ch.Handoff,
+			if err := st.PutHandoff(ctx, tx, store.Handoff{Workspace: sess.Workspace, Text: ch.Handoff,
 				SessionID: sess.ID, JobID: job.ID, RecordedAt: now}); err != nil {
 				return err
 			}
 			c.Handoff = true
 		}
 		for _, p := range ch.Playbooks {
-			if err := w.Store.PutPlaybook(ctx, tx, store.Playbook{Workspace: sess.Workspace, Slug: p.Slug, Steps: p.Steps,
+			if err := st.PutPlaybook(ctx, tx, store.Playbook{Workspace: sess.Workspace, Slug: p.Slug, Steps: p.Steps,
 				SessionID: sess.ID, JobID: job.ID, UpdatedAt: now}); err != nil {
 				return err
 			}
 		}
 		c.Playbooks = len(ch.Playbooks)
 		if p := ch.Proposal; p != nil {
-			ok, err := w.Store.AddPendingProposal(ctx, tx, store.Proposal{ID: fmt.Sprintf("retro-%d", job.ID),
+			ok, err := st.AddPendingProposal(ctx, tx, store.Proposal{ID: fmt.Sprintf("retro-%d", job.ID),
 				Workspace: sess.Workspace, Summary: p.Summary, Detail: p.Detail, SessionID: sess.ID, JobID: job.ID, CreatedAt: now})
 			if err != nil {
 				return err
@@ -192,7 +205,7 @@ func (w *Worker) apply(ctx context.Context, job *river.Job[Args], sess store.Ses
 			c.Proposal = ok
 		}
 		b, _ := json.Marshal(c) // plain struct
-		first, err := w.Store.InsertRetroRun(ctx, tx, store.RetroRun{JobID: job.ID, SessionID: sess.ID,
+		first, err := st.InsertRetroRun(ctx, tx, store.RetroRun{JobID: job.ID, SessionID: sess.ID,
 			Workspace: sess.Workspace, AppliedAt: now, Counts: string(b)})
 		if err != nil {
 			return err

@@ -1,0 +1,143 @@
+// Package retroerror is the retro_error job: an agent error event in a
+// primary session schedules a retro centred on the errors (retro.ErrorFocus)
+// a few seconds later, so a burst of errors gives one job; retros of one
+// session are spaced and capped. The rule is decided in the ingest
+// transaction and kept in the error_retros table, so it holds across
+// processes. The job's pipeline is retro_session's (retrosession.Run).
+package retroerror
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/retro"
+	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/store"
+)
+
+// Args are a retro_error job's arguments.
+type Args struct {
+	SessionID string `json:"session_id"`
+}
+
+// Kind is stable: it is stored with every job.
+func (Args) Kind() string { return "retro_error" }
+
+// InsertOpts make the job unique per session while it waits or runs: the
+// errors of a burst join the job already scheduled. River requires running
+// among the unique states; once the job finished, the next error may
+// schedule another.
+func (Args) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+		rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
+}
+
+// Spec: as retro_session's, the llm queue; 5 attempts 30 minutes apart
+// (config [jobs.retro_error] overrides), then the dead letters.
+var Spec = engine.Spec{Kind: "retro_error", Queue: "llm", MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
+
+// Rules space a session's error retros.
+type Rules struct {
+	// Debounce is how long after an error its retro runs: the errors that
+	// follow within it join the same job.
+	Debounce time.Duration
+	// MinGap is the least time between two retros of one session.
+	MinGap time.Duration
+	// MaxPerSession caps the retros of one session.
+	MaxPerSession int
+}
+
+// DefaultRules are the seed's: 6 s debounce, 60 s apart, at most 3.
+var DefaultRules = Rules{Debounce: 6 * time.Second, MinGap: 60 * time.Second, MaxPerSession: 3}
+
+// Decide is the rule: given how many retros a session had (count), when the
+// latest was due (last; zero for none) and now, when the next runs, or ok
+// false when the session had its maximum.
+func (r Rules) Decide(count int, last, now time.Time) (at time.Time, ok bool) {
+	if count >= r.MaxPerSession {
+		return time.Time{}, false
+	}
+	at = now.Add(r.Debounce)
+	if !last.IsZero() {
+		if min := last.Add(r.MinGap); min.After(at) {
+			at = min
+		}
+	}
+	return at, true
+}
+
+// Hook schedules retro_error jobs from ingest (ingest.Hooks.AgentError).
+type Hook struct {
+	Store  *store.Store
+	Logger *slog.Logger
+	// Rules default to DefaultRules when zero.
+	Rules Rules
+}
+
+// AgentError is the ingest.Hooks.AgentError: inside the ingest transaction,
+// an error event of a primary session schedules a retro_error job unless
+// the session had its maximum or one is already waiting (the error joins
+// it). Scheduling and the session's error_retros row commit together.
+func (h *Hook) AgentError(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error {
+	primary, ok, err := h.Store.SessionPrimary(ctx, tx, e.SessionID)
+	if err != nil || !ok || !primary {
+		return err
+	}
+	rules := h.Rules
+	if rules == (Rules{}) {
+		rules = DefaultRules
+	}
+	state, _, err := h.Store.GetErrorRetro(ctx, tx, e.SessionID)
+	if err != nil {
+		return err
+	}
+	at, ok := rules.Decide(state.Count, state.LastScheduledAt, h.Store.Now())
+	if !ok {
+		h.logger().Debug("retro_error refused: session had its maximum", "session_id", e.SessionID,
+			"event_id", e.ID, "count", state.Count, "max", rules.MaxPerSession)
+		return nil
+	}
+	res, err := client.InsertTx(ctx, tx, Args{SessionID: e.SessionID}, &river.InsertOpts{ScheduledAt: at})
+	if err != nil {
+		return err
+	}
+	if res.UniqueSkippedAsDuplicate {
+		return nil // a retro of this session is waiting: the error joins it
+	}
+	return h.Store.PutErrorRetro(ctx, tx, store.ErrorRetro{SessionID: e.SessionID, Count: state.Count + 1, LastScheduledAt: at})
+}
+
+func (h *Hook) logger() *slog.Logger {
+	if h.Logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return h.Logger
+}
+
+// Worker works retro_error jobs: retro_session's pipeline with an excerpt
+// centred on the errors.
+type Worker struct {
+	river.WorkerDefaults[Args]
+	Store  *store.Store
+	LLM    *llm.Client
+	Logger *slog.Logger
+	// Caps bound the excerpt; zero fields take retro.DefaultCaps.
+	Caps retro.Caps
+}
+
+// Work asks the model about the session's errors and applies its answer
+// with the job's completion.
+func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
+	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps}
+	return retrosession.Run(ctx, p, job, job.Args.SessionID, retro.ErrorFocus)
+}
