@@ -5,9 +5,9 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-// toRow and fromRow convert between learn's Memory and the store's row: the
+// ToRow and FromRow convert between learn's Memory and the store's row: the
 // store does not import learn.
-func toRow(m memory.Memory) store.Memory {
+func ToRow(m memory.Memory) store.Memory {
 	return store.Memory{
 		ID: m.ID, Workspace: m.Workspace, Kind: string(m.Kind), Text: m.Text, TextNorm: memory.Normalize(m.Text),
 		Importance: m.Importance, Src: string(m.Src), Origin: string(m.Origin), Uses: m.Uses, SessionID: m.SessionID,
@@ -17,7 +17,8 @@ func toRow(m memory.Memory) store.Memory {
 	}
 }
 
-func fromRow(r store.Memory) memory.Memory {
+// FromRow converts a row back.
+func FromRow(r store.Memory) memory.Memory {
 	return memory.Memory{
 		ID: r.ID, Workspace: r.Workspace, Kind: memory.Kind(r.Kind), Text: r.Text, Importance: r.Importance,
 		Src: memory.Src(r.Src), Origin: memory.Origin(r.Origin), Uses: r.Uses, SessionID: r.SessionID, JobID: r.JobID,
@@ -27,10 +28,11 @@ func fromRow(r store.Memory) memory.Memory {
 	}
 }
 
-func fromRows(rows []store.Memory) []memory.Memory {
+// FromRows converts a slice of rows.
+func FromRows(rows []store.Memory) []memory.Memory {
 	out := make([]memory.Memory, len(rows))
 	for i, r := range rows {
-		out[i] = fromRow(r)
+		out[i] = FromRow(r)
 	}
 	return out
 }

@@ -97,7 +97,7 @@ func (s *Service) live(ctx context.Context, tx *sql.Tx, libs []string, upTo int6
 		return nil, nil
 	}
 	rows, err := s.store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: libs, UpTo: upTo, Oldest: true})
-	return fromRows(rows), err
+	return FromRows(rows), err
 }
 
 // digestKey is the digest_state row a workspace is served from: its own, or

@@ -77,7 +77,7 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 		return Written{Redacted: redacted}, err
 	}
 	out := Written{Memory: m, Redacted: redacted}
-	row := toRow(m)
+	row := ToRow(m)
 	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
 		// A quarantined write is kept as its own row whatever it repeats.
 		if !m.Quarantined {
@@ -87,7 +87,7 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 			}
 			if ok {
 				dup.Uses++
-				out.Memory, out.Duplicate = fromRow(dup), true
+				out.Memory, out.Duplicate = FromRow(dup), true
 				return s.store.BumpUses(ctx, tx, 1, dup.ID)
 			}
 		}
@@ -107,13 +107,13 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 // never show one), or an error wrapping store.ErrNotFound.
 func (s *Service) Get(ctx context.Context, id int64) (memory.Memory, error) {
 	row, err := s.store.GetMemory(ctx, s.store.DB, id)
-	return fromRow(row), err
+	return FromRow(row), err
 }
 
 // List lists memories, newest first.
 func (s *Service) List(ctx context.Context, f store.MemoryFilter) ([]memory.Memory, error) {
 	rows, err := s.store.ListMemories(ctx, s.store.DB, f)
-	return fromRows(rows), err
+	return FromRows(rows), err
 }
 
 // Invalidate marks a memory invalid now, for reason, optionally superseded
@@ -135,7 +135,7 @@ func (s *Service) Invalidate(ctx context.Context, id int64, reason string, super
 				return err
 			}
 		}
-		m = fromRow(row).Invalidated(s.store.Now(), reason, supersededBy)
+		m = FromRow(row).Invalidated(s.store.Now(), reason, supersededBy)
 		if !row.InvalidAt.IsZero() {
 			return nil
 		}
@@ -208,7 +208,7 @@ func rank(rows []store.Memory, terms []string, now time.Time) []Hit {
 				matched++
 			}
 		}
-		m := fromRow(r)
+		m := FromRow(r)
 		hits[i] = Hit{Memory: m, Score: memory.Score(m, now) + float64(matched)}
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int {

@@ -18,9 +18,9 @@ import (
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/events"
-	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -136,7 +136,7 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 		return err
 	}
 	now := w.Store.Now()
-	ch := retro.Plan(out, fromRows(existing), retro.Source{Workspace: sess.Workspace, SessionID: sess.ID, JobID: job.ID}, now)
+	ch := retro.Plan(out, memories.FromRows(existing), retro.Source{Workspace: sess.Workspace, SessionID: sess.ID, JobID: job.ID}, now)
 	counts, err := apply(ctx, w.Store, job, sess, ch, truncated, now)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func apply[T river.JobArgs](ctx context.Context, st *store.Store, job *river.Job
 		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Truncated: truncated}
 		ids := make([]int64, len(ch.Add))
 		for i, m := range ch.Add {
-			id, err := st.InsertMemory(ctx, tx, toRow(m))
+			id, err := st.InsertMemory(ctx, tx, memories.ToRow(m))
 			if err != nil {
 				return err
 			}
@@ -234,32 +234,6 @@ func toEvents(rows []store.Event) []events.Event {
 	for i, r := range rows {
 		out[i] = events.Event{ID: r.ID, Type: events.Type(r.Type), SessionID: r.SessionID, Workspace: r.Workspace,
 			Time: r.Time, Payload: r.Payload}
-	}
-	return out
-}
-
-// toRow and fromRow convert between learn's Memory and the store's row, as
-// the memories package does.
-func toRow(m memory.Memory) store.Memory {
-	return store.Memory{
-		ID: m.ID, Workspace: m.Workspace, Kind: string(m.Kind), Text: m.Text, TextNorm: memory.Normalize(m.Text),
-		Importance: m.Importance, Src: string(m.Src), Origin: string(m.Origin), Uses: m.Uses, SessionID: m.SessionID,
-		JobID: m.JobID, RecordedAt: m.RecordedAt, VerifiedAt: m.VerifiedAt, TTLDays: m.TTLDays, InvalidAt: m.InvalidAt,
-		InvalidReason: m.InvalidReason, SupersededBy: m.SupersededBy, Quarantined: m.Quarantined,
-		QuarantineReason: m.QuarantineReason, PromotedFrom: m.PromotedFrom,
-	}
-}
-
-func fromRows(rows []store.Memory) []memory.Memory {
-	out := make([]memory.Memory, len(rows))
-	for i, r := range rows {
-		out[i] = memory.Memory{
-			ID: r.ID, Workspace: r.Workspace, Kind: memory.Kind(r.Kind), Text: r.Text, Importance: r.Importance,
-			Src: memory.Src(r.Src), Origin: memory.Origin(r.Origin), Uses: r.Uses, SessionID: r.SessionID, JobID: r.JobID,
-			RecordedAt: r.RecordedAt, VerifiedAt: r.VerifiedAt, TTLDays: r.TTLDays, InvalidAt: r.InvalidAt,
-			InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy, Quarantined: r.Quarantined,
-			QuarantineReason: r.QuarantineReason, PromotedFrom: r.PromotedFrom,
-		}
 	}
 	return out
 }
