@@ -68,6 +68,12 @@ type Config struct {
 
 	// Digest configures the memory section DSH injects.
 	Digest Digest `toml:"digest"`
+
+	// Retro configures the retrospectives of sessions and errors.
+	Retro Retro `toml:"retro"`
+
+	// Consolidate configures sleep-time consolidation.
+	Consolidate Consolidate `toml:"consolidate"`
 }
 
 // Log configures logging.
@@ -178,6 +184,8 @@ func (c Config) WithDefaults() Config {
 	c.DSH = c.DSH.withDefaults()
 	c.Memory = c.Memory.withDefaults()
 	c.Digest = c.Digest.withDefaults()
+	c.Retro = c.Retro.withDefaults()
+	c.Consolidate = c.Consolidate.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -234,7 +242,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate, c.Retro.validate, c.Consolidate.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -94,6 +94,10 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad budget key", "[budget.limits]\n\"team:x\" = { tokens = 5 }\n", nil, "budget.limits.team:x", "budget key"},
 		{"unknown digest section", "[digest.quotas]\nnews = 100\n", nil, "digest.quotas.news", "no such section"},
 		{"bad memory scope", "[memory]\nscope = \"team\"\n", nil, "memory.scope", "not one of"},
+		{"bad retro cap", "[retro]\nerror_max_per_session = 500\n", nil, "retro.error_max_per_session", "between 1 and 100"},
+		{"bad retro gap env", "", []string{"MULL_RETRO_ERROR_MIN_GAP=-1s"}, "retro.error_min_gap", "between"},
+		{"bad consolidate schedule", "[consolidate]\nschedule = \"nightly\"\n", nil, "consolidate.schedule", "cannot parse"},
+		{"bad consolidate chunk", "", []string{"MULL_CONSOLIDATE_CHUNK_CHARS=10"}, "consolidate.chunk_chars", "between 1000"},
 		{"toml syntax", "listen = \n", nil, "config", "line 1"},
 	}
 	for _, tt := range tests {

@@ -112,7 +112,9 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
 	a.ingest = ingest.New(a.store, ingest.Hooks{
 		SessionEnded: retrosession.SessionEnded,
-		AgentError:   (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error")}).AgentError,
+		AgentError:   (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
+			Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
+		}}).AgentError,
 	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,

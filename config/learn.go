@@ -1,0 +1,100 @@
+package config
+
+import (
+	"cmp"
+	"time"
+)
+
+// Retro configures the retrospectives (retro_session, retro_error). Their
+// attempts and backoff are the job kinds' own: [jobs.retro_session] and
+// [jobs.retro_error] override the seed's 5 attempts 30 minutes apart.
+type Retro struct {
+	// ErrorDelay is how long after an agent error its retro_error job runs,
+	// so a burst of errors gives one retro. Defaults to 6s (the seed's).
+	// Env: MULL_RETRO_ERROR_DELAY.
+	ErrorDelay Duration `toml:"error_delay"`
+	// ErrorMinGap is the least time between two retros of one session.
+	// Defaults to 60s. Env: MULL_RETRO_ERROR_MIN_GAP.
+	ErrorMinGap Duration `toml:"error_min_gap"`
+	// ErrorMaxPerSession caps the error retros of one session. Defaults
+	// to 3. Env: MULL_RETRO_ERROR_MAX_PER_SESSION.
+	ErrorMaxPerSession int `toml:"error_max_per_session"`
+}
+
+// Consolidate configures sleep-time consolidation (the consolidate job).
+type Consolidate struct {
+	// Schedule is when every workspace with new memory is consolidated, a
+	// cron expression in UTC. Defaults to "30 18 * * *": 18:30 UTC, in
+	// DeepSeek's off-peak hours (half price) every day. "off" disables it.
+	// Env: MULL_CONSOLIDATE_SCHEDULE.
+	Schedule string `toml:"schedule"`
+	// AfterSessions also consolidates a workspace once this many of its
+	// sessions have ended since its last run. Defaults to 5; 0 would mean
+	// never, so it must be at least 1. Env: MULL_CONSOLIDATE_AFTER_SESSIONS.
+	AfterSessions int `toml:"after_sessions"`
+	// Cooldown is the least time between two runs of one workspace that
+	// were not asked for by hand. Defaults to 6h (the seed's).
+	// Env: MULL_CONSOLIDATE_COOLDOWN.
+	Cooldown Duration `toml:"cooldown"`
+	// ChunkChars caps the memory text one merge call reads; a larger
+	// workspace is split into chunks, one workflow step each. Defaults to
+	// 6000. Env: MULL_CONSOLIDATE_CHUNK_CHARS.
+	ChunkChars int `toml:"chunk_chars"`
+	// MinMemories: a workspace with fewer live memories gets no derived
+	// principles, hypotheses or prefetch (there is too little to derive
+	// from). Defaults to 8. Env: MULL_CONSOLIDATE_MIN_MEMORIES.
+	MinMemories int `toml:"min_memories"`
+}
+
+// Off reports a disabled schedule.
+func (c Consolidate) Off() bool { return c.Schedule == "off" }
+
+func (r Retro) withDefaults() Retro {
+	r.ErrorDelay = cmp.Or(r.ErrorDelay, Duration(6*time.Second))
+	r.ErrorMinGap = cmp.Or(r.ErrorMinGap, Duration(60*time.Second))
+	r.ErrorMaxPerSession = cmp.Or(r.ErrorMaxPerSession, 3)
+	return r
+}
+
+func (r Retro) validate() error {
+	if r.ErrorDelay < 0 || r.ErrorDelay > Duration(time.Hour) {
+		return bad("retro.error_delay", "must be between 0s and 1h, got %s", r.ErrorDelay)
+	}
+	if r.ErrorMinGap < 0 || r.ErrorMinGap > Duration(24*time.Hour) {
+		return bad("retro.error_min_gap", "must be between 0s and 24h, got %s", r.ErrorMinGap)
+	}
+	if r.ErrorMaxPerSession < 1 || r.ErrorMaxPerSession > 100 {
+		return bad("retro.error_max_per_session", "must be between 1 and 100, got %d", r.ErrorMaxPerSession)
+	}
+	return nil
+}
+
+func (c Consolidate) withDefaults() Consolidate {
+	c.Schedule = cmp.Or(c.Schedule, "30 18 * * *")
+	c.AfterSessions = cmp.Or(c.AfterSessions, 5)
+	c.Cooldown = cmp.Or(c.Cooldown, Duration(6*time.Hour))
+	c.ChunkChars = cmp.Or(c.ChunkChars, 6000)
+	c.MinMemories = cmp.Or(c.MinMemories, 8)
+	return c
+}
+
+func (c Consolidate) validate() error {
+	if !c.Off() {
+		if _, err := ParseCron(c.Schedule); err != nil {
+			return bad("consolidate.schedule", "cannot parse %q: %v (or say \"off\")", c.Schedule, err)
+		}
+	}
+	if c.AfterSessions < 1 || c.AfterSessions > 10000 {
+		return bad("consolidate.after_sessions", "must be between 1 and 10000, got %d", c.AfterSessions)
+	}
+	if c.Cooldown < 0 || c.Cooldown > Duration(30*24*time.Hour) {
+		return bad("consolidate.cooldown", "must be between 0s and 720h, got %s", c.Cooldown)
+	}
+	if c.ChunkChars < 1000 || c.ChunkChars > 200000 {
+		return bad("consolidate.chunk_chars", "must be between 1000 and 200000, got %d", c.ChunkChars)
+	}
+	if c.MinMemories < 1 || c.MinMemories > 100000 {
+		return bad("consolidate.min_memories", "must be between 1 and 100000, got %d", c.MinMemories)
+	}
+	return nil
+}
