@@ -112,7 +112,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
 	a.ingest = ingest.New(a.store, ingest.Hooks{
 		SessionEnded: retrosession.SessionEnded,
-		AgentError:   (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
+		AgentError: (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
 		}}).AgentError,
 	})
