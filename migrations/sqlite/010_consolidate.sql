@@ -1,0 +1,16 @@
+-- Sleep-time consolidation's state per workspace, written in the
+-- transactions of the consolidate jobs and of the session-end hook: what
+-- the last finished run covered (memories up to watermark), how many
+-- sessions ended since the last run started (the "N sessions" trigger),
+-- when runs started and finished (the cooldown), and the workflow run in
+-- flight ('' when none), so a workspace has at most one run at a time.
+create table consolidate_state (
+    workspace        text primary key,
+    watermark        bigint not null default 0,
+    sessions_since   integer not null default 0,
+    run_id           text not null default '',
+    last_started_at  timestamp,
+    last_finished_at timestamp,
+    -- what the last finished run did (JSON)
+    last_counts      text not null default '{}'
+);
