@@ -9,6 +9,7 @@ import (
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
+	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/engine"
 )
@@ -40,6 +41,9 @@ type Step[T river.JobArgs] struct {
 	Name  string
 	// Attempt is River's attempt number for this job, from 1.
 	Attempt int
+	// Job is the step's River job, for what needs it: its id in call
+	// records, llm.JobResult's mapping of LLM errors to snoozes and cancels.
+	Job *rivertype.JobRow
 
 	snap snapshot
 }
@@ -106,7 +110,7 @@ func (w *stepWorker[T]) Work(ctx context.Context, job *river.Job[stepArgs[T]]) e
 	if snap == nil {
 		return err
 	}
-	step := &Step[T]{Args: job.Args.Args, RunID: a.runID, Name: a.step, Attempt: job.Attempt, snap: *snap}
+	step := &Step[T]{Args: job.Args.Args, RunID: a.runID, Name: a.step, Attempt: job.Attempt, Job: job.JobRow, snap: *snap}
 	res, err := w.r.call(ctx, a, func() (Result, error) { return w.fn(ctx, step) })
 	return w.r.end(ctx, a, snap.replay, res, err)
 }
