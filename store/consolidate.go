@@ -25,9 +25,13 @@ type ConsolidateState struct {
 	LastFinishedAt time.Time
 	// LastCounts is what the last finished run did, as JSON.
 	LastCounts string
+	// LastJobID is the last consolidate job that looked at the workspace
+	// and LastNote what it decided.
+	LastJobID int64
+	LastNote  string
 }
 
-const consolidateColumns = `workspace, watermark, sessions_since, run_id, last_started_at, last_finished_at, last_counts`
+const consolidateColumns = `workspace, watermark, sessions_since, run_id, last_started_at, last_finished_at, last_counts, last_job_id, last_note`
 
 // LockConsolidateState reads a workspace's state, creating it empty when
 // missing, and on Postgres locks its row until tx ends, so the session-end
@@ -85,11 +89,12 @@ func (s *Store) PutConsolidateState(ctx context.Context, tx *sql.Tx, st Consolid
 	if st.LastCounts == "" {
 		st.LastCounts = "{}"
 	}
-	_, err := tx.ExecContext(ctx, `insert into consolidate_state (`+consolidateColumns+`) values ($1, $2, $3, $4, $5, $6, $7)
+	_, err := tx.ExecContext(ctx, `insert into consolidate_state (`+consolidateColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 		on conflict (workspace) do update set watermark = excluded.watermark, sessions_since = excluded.sessions_since,
 		run_id = excluded.run_id, last_started_at = excluded.last_started_at, last_finished_at = excluded.last_finished_at,
-		last_counts = excluded.last_counts`,
-		st.Workspace, st.Watermark, st.SessionsSince, st.RunID, nullTime(st.LastStartedAt), nullTime(st.LastFinishedAt), st.LastCounts)
+		last_counts = excluded.last_counts, last_job_id = excluded.last_job_id, last_note = excluded.last_note`,
+		st.Workspace, st.Watermark, st.SessionsSince, st.RunID, nullTime(st.LastStartedAt), nullTime(st.LastFinishedAt), st.LastCounts,
+		st.LastJobID, st.LastNote)
 	if err != nil {
 		return fmt.Errorf("write consolidate state of %q: %w", st.Workspace, err)
 	}
@@ -137,7 +142,7 @@ func (s *Store) MemoriesByID(ctx context.Context, q querier, ids []int64) ([]Mem
 func scanConsolidateState(row scanner) (ConsolidateState, error) {
 	var st ConsolidateState
 	var started, finished sql.NullTime
-	if err := row.Scan(&st.Workspace, &st.Watermark, &st.SessionsSince, &st.RunID, &started, &finished, &st.LastCounts); err != nil {
+	if err := row.Scan(&st.Workspace, &st.Watermark, &st.SessionsSince, &st.RunID, &started, &finished, &st.LastCounts, &st.LastJobID, &st.LastNote); err != nil {
 		return st, err
 	}
 	if started.Valid {

@@ -39,7 +39,7 @@ func TestConsolidateState(t *testing.T) {
 			if st.Workspace != "/w" || st.RunID != "" || !st.LastStartedAt.IsZero() {
 				t.Errorf("new state %+v", st)
 			}
-			st.Watermark, st.SessionsSince, st.RunID, st.LastStartedAt = ids[1], 2, "run-1", t0
+			st.Watermark, st.SessionsSince, st.RunID, st.LastStartedAt, st.LastJobID, st.LastNote = ids[1], 2, "run-1", t0, 42, "started run-1"
 			return s.PutConsolidateState(ctx, tx, st)
 		})
 		if err != nil {
@@ -47,7 +47,7 @@ func TestConsolidateState(t *testing.T) {
 		}
 		st, ok, err := s.GetConsolidateState(ctx, s.DB, "/w")
 		if !ok || err != nil || st.Watermark != ids[1] || st.SessionsSince != 2 || st.RunID != "run-1" ||
-			!st.LastStartedAt.Equal(t0) || !st.LastFinishedAt.IsZero() || st.LastCounts != "{}" {
+			!st.LastStartedAt.Equal(t0) || !st.LastFinishedAt.IsZero() || st.LastCounts != "{}" || st.LastJobID != 42 || st.LastNote != "started run-1" {
 			t.Fatalf("state %+v, %v, %v", st, ok, err)
 		}
 		due, err = s.WorkspacesWithNewMemories(ctx, s.DB)

@@ -12,5 +12,10 @@ create table consolidate_state (
     last_started_at  timestamptz,
     last_finished_at timestamptz,
     -- what the last finished run did (JSON)
-    last_counts      text not null default '{}'
+    last_counts      text not null default '{}',
+    -- the last consolidate job that looked at the workspace, and what it
+    -- decided ("started run …", "skipped: cooldown until …"), for the CLI
+    -- that follows it and for operators
+    last_job_id      bigint not null default 0,
+    last_note        text not null default ''
 );
