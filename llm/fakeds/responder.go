@@ -2,6 +2,8 @@ package fakeds
 
 import (
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -33,7 +35,9 @@ var defaultResponders = map[string]Responder{
 	"llm_probe": func(p Prompt) any {
 		return map[string]any{"ok": true, "echo": truncateRunes(p.User, 200)}
 	},
-	"retro_session": retroSession,
+	"retro_session":      retroSession,
+	"consolidate_merge":  consolidateMerge,
+	"consolidate_derive": consolidateDerive,
 }
 
 // retroSession answers a retro (learn/retro.Output): one lesson naming the
@@ -54,6 +58,88 @@ func retroSession(p Prompt) any {
 		"playbooks": []any{},
 		"supersede": []any{},
 		"proposal":  nil,
+	}
+}
+
+// consolidateMerge answers a merge call (learn/consolidate.MergeOutput):
+// for each "## cluster N (kind)" of the input, the longest member text
+// (ties: the first), as if the model kept the most detailed wording. So a
+// planted cluster of near-duplicates merges cleanly, while a cluster whose
+// shorter member carries a detail the longer one lacks (an extra port
+// number, say) gets a lossy answer that the job's fidelity check
+// (consolidate.Missing) must reject: the job's tests need both.
+func consolidateMerge(p Prompt) any {
+	merges := []any{}
+	cluster, longest, most := 0, "", -1
+	flush := func() {
+		if cluster > 0 && most >= 0 {
+			merges = append(merges, map[string]any{"cluster": cluster, "text": longest})
+		}
+		cluster, longest, most = 0, "", -1
+	}
+	for line := range strings.Lines(p.User) {
+		line = strings.TrimSpace(line)
+		if rest, ok := strings.CutPrefix(line, "## cluster "); ok {
+			flush()
+			if f := strings.Fields(rest); len(f) > 0 {
+				cluster, _ = strconv.Atoi(f[0])
+			}
+			continue
+		}
+		text, ok := memberText(line)
+		if n := utf8.RuneCountInString(text); ok && n > most {
+			longest, most = text, n
+		}
+	}
+	flush()
+	return map[string]any{"merges": merges}
+}
+
+// memberText is the text of a "- [id N] text" line.
+func memberText(line string) (string, bool) {
+	rest, ok := strings.CutPrefix(line, "- [id ")
+	if !ok {
+		return "", false
+	}
+	_, text, ok := strings.Cut(rest, "] ")
+	return strings.TrimSpace(text), ok && strings.TrimSpace(text) != ""
+}
+
+// consolidateDerive answers a derive call (learn/consolidate.DeriveOutput)
+// with the seed's least counts: 3 principles, 1 hypothesis and 3 prefetch
+// lines, each the first 80 runes of one of the first memory lines of the
+// input ("Principle: <line 1>", ...), or a stock line when the input has
+// fewer memories. Well within the prefetch cap of 800 characters.
+func consolidateDerive(p Prompt) any {
+	var lines []string
+	in := false
+	for line := range strings.Lines(p.User) {
+		line = strings.TrimSpace(line)
+		if strings.HasPrefix(line, "## ") {
+			in = strings.HasPrefix(line, "## memories")
+			continue
+		}
+		if rest, ok := strings.CutPrefix(line, "- "); in && ok {
+			if strings.HasPrefix(rest, "[") {
+				if _, after, ok := strings.Cut(rest, "] "); ok {
+					rest = after
+				}
+			}
+			if rest = strings.TrimSpace(truncateRunes(rest, 80)); rest != "" {
+				lines = append(lines, rest)
+			}
+		}
+	}
+	pick := func(label string, i int) string {
+		if i < len(lines) {
+			return label + ": " + lines[i]
+		}
+		return fmt.Sprintf("%s: fake-deepseek had no memory line %d to derive from", label, i+1)
+	}
+	return map[string]any{
+		"principles": []string{pick("Principle", 0), pick("Principle", 1), pick("Principle", 2)},
+		"hypotheses": []string{pick("Hypothesis", 0)},
+		"prefetch":   []string{pick("Prefetch", 0), pick("Prefetch", 1), pick("Prefetch", 2)},
 	}
 }
 
