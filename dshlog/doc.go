@@ -33,8 +33,9 @@
 //     bridge plugin decides.
 //
 // Every other row type is ignored (turn/start only moves the turn count).
-// No session_end: DSH logs have no end record, and the ingest side ends
-// sessions that go idle.
+// No session_end: DSH logs have no end record. The bridge plugin sends one
+// when DSH disposes it (DSH exits); for imported sessions the ingest side
+// ends those that go idle.
 //
 // # Event ids
 //

@@ -10,8 +10,10 @@
 #      @deepseek-ai/dsh@0.1.0-rc.8 with the pnpm overrides DSH needs;
 #      a DSH_HOME with the headless hmr workaround
 #   2. build mull; start `mull serve --fake-llm` on a temporary SQLite data
-#      dir, and `mull fake-deepseek` as DSH's model, scripted to answer
+#      dir (digest.watermark_items=1, so each new memory republishes the
+#      digest), and `mull fake-deepseek` as DSH's model, scripted to answer
 #      MEMORY-SEEN when the memory's marker is anywhere in the conversation
+#      and LESSON-SEEN when the learning loop's marker is
 #   3. write a memory with POST /v1/memories
 #   4. run DSH with the plugin (integrations/dsh/mull.patch.yml, path filled
 #      in); check: exit 0; the memory is in the system prompt DSH sent (the
@@ -21,7 +23,17 @@
 #   5. `mull import dsh --dsh-home $DSH_HOME` twice: the second stores 0
 #      (and the first finds the plugin's live events as duplicates)
 #   6. a run whose model calls the remember tool: the memory reaches mull
-#   7. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#   7. the learning loop: session 1's model (testkit/tool-call-deepseek.mjs)
+#      calls bash with `ls /definitely-missing-mull-e2e-<marker>`, which
+#      fails; DSH exits 0 and disposes the plugin, which ends the session;
+#      check: GET /v1/sessions/ID shows the session ended, a tool_result
+#      with is_error, a non-zero exit code and that command, and the
+#      session_end; retro_session (mull's LLM is the fake, whose retro names
+#      the first failed tool call) writes a lesson naming the command,
+#      polled with `mull memory list` for up to 60s; a new session 2's first
+#      system prompt (its log's request/header row) has the lesson's line,
+#      and its model saw it
+#   8. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -56,7 +68,7 @@ step() { echo; echo "== [$(( $(date +%s) - started ))s] $*"; t0=$(date +%s); }
 took() { echo "   ok ($(( $(date +%s) - t0 ))s) $*"; }
 fail() {
   echo "FAIL: $*" >&2
-  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err; do
+  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err "$tmp"/loop*.err; do
     [ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
   done
   exit 1
@@ -132,14 +144,20 @@ dport=$(free_port)
 tport=$(free_port)
 murl=http://127.0.0.1:$mport
 export MULL_DATA_DIR=$tmp/mull-data
-MULL_LOG_FORMAT=json "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull.log" 2>&1 &
+# A digest watermark of 1: each new memory republishes the digest, so the
+# learning loop's lesson is in the next session's system prompt at once.
+MULL_LOG_FORMAT=json MULL_DIGEST_WATERMARK_ITEMS=1 "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull.log" 2>&1 &
 mull_pid=$!
 pids+=("$mull_pid")
 wait_http "$murl/healthz" 60 || fail "mull serve did not answer /healthz within 60s"
 
 marker=zq$RANDOM$RANDOM
+lmarker=zl$RANDOM$RANDOM # the learning loop's: only its failing command carries it
 cat > "$tmp/fake-deepseek.json" <<EOF
-{"rules": [{"marker": "$marker", "response": {"content": "MEMORY-SEEN $marker"}}]}
+{"rules": [
+  {"marker": "$lmarker", "response": {"content": "LESSON-SEEN $lmarker"}},
+  {"marker": "$marker", "response": {"content": "MEMORY-SEEN $marker"}}
+]}
 EOF
 "$mull" fake-deepseek --listen "127.0.0.1:$dport" --script "$tmp/fake-deepseek.json" --log-format json > "$tmp/fake-deepseek.log" 2>&1 &
 pids+=($!)
@@ -168,26 +186,9 @@ cat > "$tmp/model.patch.yml" <<'EOF'
   config: {provider: deepseek-official, model: deepseek-v4-flash}
 EOF
 
-run_dsh() { # name base_url prompt
-  local rc=0 s
-  s=$(date +%s%N)
-  (cd "$ws" && DEEPSEEK_API_KEY=sk-e2e DEEPSEEK_BASE_URL="$2" DSH_TELEMETRY_DISABLED=1 \
-    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" --patch "$tmp/mull.patch.yml" "$3" \
-    > "$tmp/$1.out" 2> "$tmp/$1.err") || rc=$?
-  echo "   $1: exit $rc in $(( ($(date +%s%N) - s) / 1000000 )) ms; answer: $(head -c 200 "$tmp/$1.out" | tr '\n' ' ')"
-  return $rc
-}
-
-# ---------------------------------------------------------------- 4. DSH run
-step "run DSH headless with the plugin"
-run_dsh run1 "http://127.0.0.1:$dport/v1" "In this repo always use pnpm, never npm. How do I cut a release?" || fail "DSH exited non-zero"
-! grep -q '^\[mull\]' "$tmp/run1.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/run1.err")"
-grep -q "MEMORY-SEEN $marker" "$tmp/run1.out" || fail "the model did not see the memory (the fake DeepSeek's marker rule did not fire)"
-log=$(find "$DSH_HOME/sessions" -name 'session.jsonl*' | head -n 1)
-[ -n "$log" ] || fail "DSH wrote no session log under $DSH_HOME/sessions"
-sid=$(basename "$(dirname "$log")")
-# The request/header row holds the exact system prompt and tool list DSH sent.
-"$node" - "$log" "$marker" > "$tmp/log-check.txt" <<'EOF' || fail "session log check: $(cat "$tmp/log-check.txt")"
+# Reads a DSH session log (.jsonl or .jsonl.zstd) into its rows, for the checks below.
+export DSHLOG_JS=$tmp/dshlog.cjs
+cat > "$DSHLOG_JS" <<'EOF'
 const fs = require('node:fs'), zlib = require('node:zlib')
 // A DSH log is many zstd frames; node's zstd decodes one per call.
 function zstdFrames (buf) {
@@ -211,10 +212,35 @@ function zstdFrames (buf) {
   }
   return out
 }
+exports.rows = file => {
+  let buf = fs.readFileSync(file)
+  if (file.endsWith('.zstd')) buf = Buffer.concat(zstdFrames(buf))
+  return buf.toString('utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l) } catch { return null } }).filter(Boolean)
+}
+EOF
+
+run_dsh() { # name base_url prompt
+  local rc=0 s
+  s=$(date +%s%N)
+  (cd "$ws" && DEEPSEEK_API_KEY=sk-e2e DEEPSEEK_BASE_URL="$2" DSH_TELEMETRY_DISABLED=1 \
+    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" --patch "$tmp/mull.patch.yml" "$3" \
+    > "$tmp/$1.out" 2> "$tmp/$1.err") || rc=$?
+  echo "   $1: exit $rc in $(( ($(date +%s%N) - s) / 1000000 )) ms; answer: $(head -c 200 "$tmp/$1.out" | tr '\n' ' ')"
+  return $rc
+}
+
+# ---------------------------------------------------------------- 4. DSH run
+step "run DSH headless with the plugin"
+run_dsh run1 "http://127.0.0.1:$dport/v1" "In this repo always use pnpm, never npm. How do I cut a release?" || fail "DSH exited non-zero"
+! grep -q '^\[mull\]' "$tmp/run1.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/run1.err")"
+grep -q "MEMORY-SEEN $marker" "$tmp/run1.out" || fail "the model did not see the memory (the fake DeepSeek's marker rule did not fire)"
+log=$(find "$DSH_HOME/sessions" -name 'session.jsonl*' | head -n 1)
+[ -n "$log" ] || fail "DSH wrote no session log under $DSH_HOME/sessions"
+sid=$(basename "$(dirname "$log")")
+# The request/header row holds the exact system prompt and tool list DSH sent.
+"$node" - "$log" "$marker" > "$tmp/log-check.txt" <<'EOF' || fail "session log check: $(cat "$tmp/log-check.txt")"
 const [file, marker] = process.argv.slice(2)
-let buf = fs.readFileSync(file)
-if (file.endsWith('.zstd')) buf = Buffer.concat(zstdFrames(buf))
-const rows = buf.toString('utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l) } catch { return null } }).filter(Boolean)
+const rows = require(process.env.DSHLOG_JS).rows(file)
 const headers = rows.filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const first = headers[0].data.header
@@ -269,7 +295,103 @@ curl -fsS -G "$murl/v1/memories/search" --data-urlencode "workspace=$ws" --data-
 grep -q "$marker-tool" "$tmp/search.json" || fail "memory_search does not find the remembered fact: $(cat "$tmp/search.json")"
 took
 
-# ---------------------------------------------------------------- 7. mull down
+# ---------------------------------------------------------------- 7. learning loop
+# Session 1 runs a command that fails; DSH exits, so the plugin ends the
+# session; mull's retro_session (its LLM is the fake: one lesson naming the
+# first failed tool call) writes a lesson; session 2's system prompt has it.
+sessions_now() { find "$DSH_HOME/sessions" -name 'session.jsonl*' | sort; }
+new_log() { comm -13 "$1" <(sessions_now) | head -n 1; }
+
+step "learning loop, session 1: the model runs a command that fails"
+missing=/definitely-missing-mull-e2e-$lmarker
+sessions_now > "$tmp/logs-before-loop1.txt"
+run_dsh loop1 "http://127.0.0.1:$tport/v1" \
+  "List the build output. [call:bash {\"command\":\"ls $missing\",\"description\":\"List the build output\"}]" || fail "DSH exited non-zero"
+loop1_exit=$(date +%s%N)
+! grep -q '^\[mull\]' "$tmp/loop1.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/loop1.err")"
+grep -qE "exit code: [1-9]" "$tmp/loop1.out" || fail "the bash call did not fail with a non-zero exit code: $(cat "$tmp/loop1.out")"
+log1=$(new_log "$tmp/logs-before-loop1.txt")
+[ -n "$log1" ] || fail "session 1 wrote no session log"
+sid1=$(basename "$(dirname "$log1")")
+took "session $sid1"
+
+step "session 1's tool failure and end reached mull (GET /v1/sessions/ID)"
+ended=
+for _ in $(seq 1 50); do
+  curl -fsS "$murl/v1/sessions/$sid1?events=100" -o "$tmp/session1.json" 2>/dev/null &&
+    grep -q '"status": *"ended"' "$tmp/session1.json" && { ended=1; break; }
+  sleep 0.2
+done
+[ -n "$ended" ] || fail "mull has not ended session $sid1 (the plugin's session_end did not arrive): $(head -c 600 "$tmp/session1.json" 2>/dev/null)"
+"$node" - "$tmp/session1.json" "$missing" > "$tmp/session1-check.txt" <<'EOF' || fail "session 1 at mull: $(cat "$tmp/session1-check.txt")"
+const [file, missing] = process.argv.slice(2)
+const d = JSON.parse(require('node:fs').readFileSync(file, 'utf8'))
+const s = d.session ?? d
+const evs = d.last_events ?? d.events ?? []
+const payload = e => typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload
+const fails = evs.filter(e => e.type === 'tool_result' && payload(e).is_error)
+if (fails.length !== 1) { console.log(`want 1 failed tool_result, got ${fails.length}: ${JSON.stringify(evs).slice(0, 1500)}`); process.exit(1) }
+const p = payload(fails[0])
+if (p.tool !== 'bash' || !(p.exit_code > 0) || !String(p.command).includes(missing)) { console.log(`the failed tool_result is not the bash call: ${JSON.stringify(p)}`); process.exit(1) }
+const end = evs.find(e => e.type === 'session_end')
+if (!end) { console.log('no session_end event'); process.exit(1) }
+console.log(`status ${s.status} (${s.end_reason}); ${evs.length} events: ${evs.map(e => e.type).join(' ')}`)
+console.log(`tool_result: ${p.tool} exit ${p.exit_code}, is_error ${p.is_error}, command "${p.command}", output ${JSON.stringify(p.output ?? '').slice(0, 160)}`)
+EOF
+sed 's/^/   /' "$tmp/session1-check.txt"
+took
+
+step "retro_session wrote a lesson naming the failure"
+lesson=
+for _ in $(seq 1 300); do
+  if "$mull" memory list --workspace "$ws" --kind lesson --json > "$tmp/lessons.json" 2> "$tmp/lessons.err"; then
+    lesson=$("$node" -e '
+      const d = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+      const items = Array.isArray(d) ? d : (d.memories ?? d.items ?? [])
+      const m = items.find(m => String(m.text).includes(process.argv[2]))
+      if (m) console.log(m.text)' "$tmp/lessons.json" "$missing" 2>/dev/null) || lesson=
+    [ -n "$lesson" ] && break
+  fi
+  sleep 0.2
+done
+lesson_ms=$(( ($(date +%s%N) - loop1_exit) / 1000000 ))
+if [ -z "$lesson" ]; then
+  "$mull" jobs list --state available,scheduled,retryable,running,completed,discarded,cancelled > "$tmp/jobs.txt" 2>&1 || true
+  fail "no lesson naming $missing within 60s of session 1's end: retro_session did not run or did not name the failure
+jobs: $(cat "$tmp/jobs.txt")
+lessons: $(head -c 1500 "$tmp/lessons.json" 2>/dev/null) $(cat "$tmp/lessons.err" 2>/dev/null)"
+fi
+echo "   lesson ($lesson_ms ms after session 1's DSH exited): $lesson"
+"$mull" jobs list --kind retro_session --state completed > "$tmp/retro-jobs.txt" 2>&1 || true
+grep -q "$sid1" "$tmp/retro-jobs.txt" && echo "   $(grep "$sid1" "$tmp/retro-jobs.txt" | head -n 1 | tr -s ' ')"
+took
+
+step "learning loop, session 2: its system prompt carries the lesson"
+sessions_now > "$tmp/logs-before-loop2.txt"
+run_dsh loop2 "http://127.0.0.1:$dport/v1" "Where is the build output?" || fail "DSH exited non-zero"
+log2=$(new_log "$tmp/logs-before-loop2.txt")
+[ -n "$log2" ] || fail "session 2 wrote no session log"
+sid2=$(basename "$(dirname "$log2")")
+[ "$sid2" != "$sid1" ] || fail "session 2 reused session 1's id"
+"$node" - "$log2" "$lesson" > "$tmp/loop2-check.txt" <<'EOF' || fail "session 2's system prompt: $(cat "$tmp/loop2-check.txt")"
+const [file, lesson] = process.argv.slice(2)
+const rows = require(process.env.DSHLOG_JS).rows(file)
+const headers = rows.filter(r => r.type === 'request/header')
+if (!headers.length) { console.log('no request/header row'); process.exit(1) }
+const system = headers[0].data.header.system
+const line = system.split('\n').find(l => l.includes(lesson))
+if (!line) { console.log(`the first system prompt lacks the lesson "${lesson}":\n${system.slice(0, 4000)}`); process.exit(1) }
+const lines = system.split('\n')
+const i = lines.indexOf(line)
+const heading = lines.slice(0, i).reverse().find(l => l.startsWith('#'))
+console.log(`system prompt line ${i + 1} of ${lines.length}, under "${heading ?? '?'}":`)
+console.log(`  ${line}`)
+EOF
+sed 's/^/   /' "$tmp/loop2-check.txt"
+grep -q "LESSON-SEEN $lmarker" "$tmp/loop2.out" || fail "session 2's model did not see the lesson (the fake DeepSeek's lesson rule did not fire): $(cat "$tmp/loop2.out")"
+took "session $sid2; the lesson reached session 2 $(( ($(date +%s%N) - loop1_exit) / 1000000 )) ms after session 1 ended"
+
+# ---------------------------------------------------------------- 8. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"
 kill "$mull_pid"; wait "$mull_pid" 2>/dev/null || true
 run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero while mull was down"

@@ -8,7 +8,7 @@ import { DigestCache } from './digest.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
 import {
-  MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, mullEvent, sessionStartId, stableId
+  MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, mullEvent, sessionEndId, sessionStartId, stableId
 } from './mapping.mjs'
 
 /** Sessions tracked at once; the least recently active is forgotten first. */
@@ -55,11 +55,22 @@ export class Bridge {
     this.timer.unref?.()
   }
 
-  /** Stops background work and flushes what is queued, within timeoutMs. */
+  /**
+   * Stops background work, ends the sessions this process ran and flushes
+   * what is queued, within timeoutMs. DSH disposes its plugins when it
+   * exits (a headless run right after its task), and its logs have no end
+   * row, so this is where a session's end is known: each session seen gets
+   * its session_end (reason "disposed"), after its other events, and mull
+   * runs the session-end jobs (retro_session) at once instead of after
+   * ingest.idle_timeout.
+   */
   async close () {
     if (this.timer) clearInterval(this.timer)
     this.timer = null
-    for (const s of this.sessions.values()) this.settleErrors(s)
+    for (const s of this.sessions.values()) {
+      this.settleErrors(s)
+      this.queue.push(mullEvent(sessionEndId(s.id), 'session_end', s.id, s.workspace, Date.now(), { reason: 'disposed' }))
+    }
     this.queue.close()
     await this.queue.drain(this.config.timeoutMs)
   }

@@ -35,6 +35,14 @@ export function sessionStartId (sessionId) {
   return `dsh:${sessionId}:session_start`
 }
 
+/**
+ * The id of a session's session_end event; one per session. DSH logs have
+ * no end row, so the importer never derives one: only the plugin sends it.
+ */
+export function sessionEndId (sessionId) {
+  return `dsh:${sessionId}:session_end`
+}
+
 /** One mull event. */
 export function mullEvent (id, type, sessionId, workspace, timeMs, payload) {
   return { id, type, session_id: sessionId, workspace, time: isoTime(timeMs), payload: compact(payload) }

@@ -114,7 +114,27 @@ test('the disposer flushes what is queued', async (t) => {
   ctx.emit('session/event', session, { type: 'compaction/end', seq: 9, time: 1, data: { compactionId: 'k', turn: 1 } })
   assert.equal(fake.events.size, 0)
   await dispose()
-  assert.equal(fake.events.size, 2)
+  assert.deepEqual([...fake.events.values()].map(e => e.type), ['session_start', 'compaction_end', 'session_end'])
+})
+
+test('the disposer ends each session it saw: one session_end, after its other events', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx, dispose } = await applied(t, fake, { flushMs: 5 })
+  const main = fakeSession()
+  const child = fakeSession('session-child', main.header.cwd, 1)
+  ctx.emit('agent/session-start', { agent: fakeAgent(main), source: 'startup' })
+  ctx.emit('session/event', main, { type: 'turn/end', seq: 3, time: 1, data: { turn: 1, reason: { kind: 'completed' } } })
+  ctx.emit('session/event', child, { type: 'turn/end', seq: 2, time: 1, data: { turn: 1, reason: { kind: 'completed' } } })
+  await until(() => fake.events.size === 4)
+  assert.equal([...fake.events.values()].filter(e => e.type === 'session_end').length, 0, 'no end while the session runs')
+  await dispose()
+  const ends = [...fake.events.values()].filter(e => e.type === 'session_end')
+  assert.deepEqual(ends.map(e => [e.id, e.session_id, e.workspace, e.payload]), [
+    [`dsh:${main.id}:session_end`, main.id, main.header.cwd, { reason: 'disposed' }],
+    ['dsh:session-child:session_end', 'session-child', main.header.cwd, { reason: 'disposed' }]
+  ])
+  assert.deepEqual([...fake.events.values()].at(-1).type, 'session_end')
+  assert.deepEqual(ctx.warnings(), [])
 })
 
 test('the disposer does not hang when mull does', async (t) => {
