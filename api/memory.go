@@ -12,13 +12,16 @@ import (
 )
 
 // routesMemory mounts the digest, notices and memory tool routes, behind the
-// API token like the rest of what DSH's bridge calls.
+// API token like the rest of what DSH's bridge calls, and the playbook and
+// proposal routes the memory service also serves.
 func (s *Server) routesMemory() {
 	s.mux.Handle("GET /v1/digest", s.apiAuth(s.withMemories(s.getDigest)))
 	s.mux.Handle("GET /v1/notices", s.apiAuth(s.withMemories(s.getNotices)))
 	s.mux.Handle("POST /v1/memories", s.apiAuth(s.withMemories(s.postMemory)))
 	s.mux.Handle("GET /v1/memories/search", s.apiAuth(s.withMemories(s.searchMemories)))
 	s.mux.Handle("POST /v1/memories/{id}/invalidate", s.apiAuth(s.withMemories(s.invalidateMemory)))
+	s.routesPlaybooks()
+	s.routesProposals()
 }
 
 func (s *Server) withMemories(h http.HandlerFunc) http.HandlerFunc {

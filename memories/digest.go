@@ -3,7 +3,6 @@ package memories
 import (
 	"context"
 	"database/sql"
-	"strings"
 	"time"
 
 	"github.com/mullhq/mull/learn/memory"
@@ -182,22 +181,19 @@ func (s *Service) fixedSections(ctx context.Context, tx *sql.Tx, workspace strin
 	if ok {
 		in.Handoff = h.Text
 	}
-	props, err := s.store.ListProposals(ctx, tx, workspace)
+	props, err := s.store.ListProposals(ctx, tx, workspace, store.ProposalPending)
 	if err != nil {
 		return err
 	}
 	for _, p := range props {
-		if p.Status == store.ProposalPending {
-			in.Proposals = append(in.Proposals, digest.Proposal{ID: p.ID, Summary: p.Summary, Status: p.Status, At: p.CreatedAt})
-		}
+		in.Proposals = append(in.Proposals, digest.Proposal{ID: p.ID, Summary: p.Summary, Status: p.Status, At: p.CreatedAt})
 	}
 	books, err := s.store.ListPlaybooks(ctx, tx, workspace)
 	if err != nil {
 		return err
 	}
 	for _, b := range books {
-		in.Playbooks = append(in.Playbooks, digest.Playbook{Slug: b.Slug, Summary: strings.Join(b.Steps, " → "),
-			Uses: b.Uses, Successes: b.Successes, Fails: b.Fails, VerifiedAt: b.UpdatedAt})
+		in.Playbooks = append(in.Playbooks, digestPlaybook(b))
 	}
 	return nil
 }

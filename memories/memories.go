@@ -76,31 +76,41 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 	if err != nil {
 		return Written{Redacted: redacted}, err
 	}
-	out := Written{Memory: m, Redacted: redacted}
-	row := ToRow(m)
-	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
-		// A quarantined write is kept as its own row whatever it repeats.
-		if !m.Quarantined {
-			dup, ok, err := s.store.FindMemoryByNorm(ctx, tx, row.Workspace, row.TextNorm)
-			if err != nil {
-				return err
-			}
-			if ok {
-				dup.Uses++
-				out.Memory, out.Duplicate = FromRow(dup), true
-				return s.store.BumpUses(ctx, tx, 1, dup.ID)
-			}
-		}
-		out.Memory.ID, err = s.store.InsertMemory(ctx, tx, row)
+	var out Written
+	err = s.store.InTx(ctx, func(tx *sql.Tx) (err error) {
+		out, err = s.write(ctx, tx, m)
 		return err
 	})
 	if err != nil {
 		return Written{}, err
 	}
+	out.Redacted = redacted
 	if m.Quarantined {
 		return out, &QuarantinedError{ID: out.Memory.ID, Reason: m.QuarantineReason}
 	}
 	return out, nil
+}
+
+// write stores a memory built by memory.New in tx, or, when its library
+// already has it live, gives that one one more use instead.
+func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Written, error) {
+	out := Written{Memory: m}
+	row := ToRow(m)
+	// A quarantined write is kept as its own row whatever it repeats.
+	if !m.Quarantined {
+		dup, ok, err := s.store.FindMemoryByNorm(ctx, tx, row.Workspace, row.TextNorm)
+		if err != nil {
+			return out, err
+		}
+		if ok {
+			dup.Uses++
+			out.Memory, out.Duplicate = FromRow(dup), true
+			return out, s.store.BumpUses(ctx, tx, 1, dup.ID)
+		}
+	}
+	var err error
+	out.Memory.ID, err = s.store.InsertMemory(ctx, tx, row)
+	return out, err
 }
 
 // Get reads one memory, quarantined or not (for people; the agent's routes

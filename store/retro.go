@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -85,7 +87,8 @@ func (s *Store) GetRetroRun(ctx context.Context, q querier, jobID int64) (r Retr
 	return r, true, nil
 }
 
-// Playbook is a reusable procedure of a workspace, keyed by slug.
+// Playbook is a reusable procedure of a workspace, keyed by slug, with its
+// track record: every use counts, a success also verifies it.
 type Playbook struct {
 	Workspace string
 	Slug      string
@@ -93,10 +96,14 @@ type Playbook struct {
 	Uses      int
 	Successes int
 	Fails     int
-	SessionID string
-	JobID     int64
-	UpdatedAt time.Time
+	// VerifiedAt is the last successful use; zero when it never succeeded.
+	VerifiedAt time.Time
+	SessionID  string
+	JobID      int64
+	UpdatedAt  time.Time
 }
+
+const playbookColumns = `workspace, slug, steps, uses, successes, fails, verified_at, session_id, job_id, updated_at`
 
 // PutPlaybook upserts a playbook by workspace and slug: the steps and
 // provenance are replaced, the counters kept.
@@ -114,26 +121,58 @@ func (s *Store) PutPlaybook(ctx context.Context, tx *sql.Tx, p Playbook) error {
 
 // ListPlaybooks lists a workspace's playbooks by slug.
 func (s *Store) ListPlaybooks(ctx context.Context, q querier, workspace string) ([]Playbook, error) {
-	rows, err := q.QueryContext(ctx, `select workspace, slug, steps, uses, successes, fails, session_id, job_id, updated_at
-		from playbooks where workspace = $1 order by slug`, workspace)
+	rows, err := q.QueryContext(ctx, `select `+playbookColumns+` from playbooks where workspace = $1 order by slug`, workspace)
 	if err != nil {
 		return nil, fmt.Errorf("list playbooks of %q: %w", workspace, err)
 	}
 	defer rows.Close()
 	var out []Playbook
 	for rows.Next() {
-		var p Playbook
-		var steps string
-		if err := rows.Scan(&p.Workspace, &p.Slug, &steps, &p.Uses, &p.Successes, &p.Fails, &p.SessionID, &p.JobID, &p.UpdatedAt); err != nil {
+		p, err := scanPlaybook(rows)
+		if err != nil {
 			return nil, err
 		}
-		if err := json.Unmarshal([]byte(steps), &p.Steps); err != nil {
-			return nil, fmt.Errorf("playbook %s of %q: bad steps: %w", p.Slug, workspace, err)
-		}
-		p.UpdatedAt = p.UpdatedAt.UTC()
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// UsePlaybook records one use of a playbook at at: uses goes up, and
+// successes (verifying it at at) or fails. An unknown slug wraps
+// ErrNotFound. It returns the playbook as updated.
+func (s *Store) UsePlaybook(ctx context.Context, tx *sql.Tx, workspace, slug string, success bool, at time.Time) (Playbook, error) {
+	ok, fail, verified := 0, 1, sql.NullTime{}
+	if success {
+		ok, fail, verified = 1, 0, nullTime(at)
+	}
+	p, err := scanPlaybook(tx.QueryRowContext(ctx, `update playbooks set uses = uses + 1, successes = successes + $3,
+		fails = fails + $4, verified_at = coalesce($5, verified_at) where workspace = $1 and slug = $2
+		returning `+playbookColumns, workspace, slug, ok, fail, verified))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, fmt.Errorf("playbook %s of %q: %w", slug, workspace, ErrNotFound)
+	}
+	if err != nil {
+		return p, fmt.Errorf("use playbook %s of %q: %w", slug, workspace, err)
+	}
+	return p, nil
+}
+
+func scanPlaybook(row scanner) (Playbook, error) {
+	var p Playbook
+	var steps string
+	var verified sql.NullTime
+	err := row.Scan(&p.Workspace, &p.Slug, &steps, &p.Uses, &p.Successes, &p.Fails, &verified, &p.SessionID, &p.JobID, &p.UpdatedAt)
+	if err != nil {
+		return p, err
+	}
+	if err := json.Unmarshal([]byte(steps), &p.Steps); err != nil {
+		return p, fmt.Errorf("playbook %s of %q: bad steps: %w", p.Slug, p.Workspace, err)
+	}
+	if verified.Valid {
+		p.VerifiedAt = verified.Time.UTC()
+	}
+	p.UpdatedAt = p.UpdatedAt.UTC()
+	return p, nil
 }
 
 // Proposal statuses.
@@ -143,7 +182,11 @@ const (
 	ProposalRejected = "rejected"
 )
 
-// Proposal is an improvement a retro proposed.
+// ErrNotPending is deciding a proposal that was decided already: a
+// decision stands, as the seed's status.json kept it.
+var ErrNotPending = errors.New("not pending")
+
+// Proposal is an improvement a retro proposed, and the user's decision.
 type Proposal struct {
 	ID        string
 	Workspace string
@@ -153,7 +196,12 @@ type Proposal struct {
 	SessionID string
 	JobID     int64
 	CreatedAt time.Time
+	// DecidedAt and Note are set when the user accepted or rejected it.
+	DecidedAt time.Time
+	Note      string
 }
+
+const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note`
 
 // AddPendingProposal stores a pending proposal unless the workspace already
 // has one pending (or this id exists); ok reports whether it was stored.
@@ -170,22 +218,85 @@ func (s *Store) AddPendingProposal(ctx context.Context, tx *sql.Tx, p Proposal) 
 	return n == 1, err
 }
 
-// ListProposals lists a workspace's proposals, oldest first.
-func (s *Store) ListProposals(ctx context.Context, q querier, workspace string) ([]Proposal, error) {
-	rows, err := q.QueryContext(ctx, `select id, workspace, summary, detail, status, session_id, job_id, created_at
-		from proposals where workspace = $1 order by created_at, id`, workspace)
+// ListProposals lists proposals, oldest first: a workspace's, or every
+// workspace's when workspace is "" (a retro's proposal always belongs to
+// its session's workspace, never to the global library). Statuses, when
+// given, keep the proposals in one of them.
+func (s *Store) ListProposals(ctx context.Context, q querier, workspace string, statuses ...string) ([]Proposal, error) {
+	where, args := "1 = 1", []any{}
+	if workspace != "" {
+		args = append(args, workspace)
+		where += " and workspace = $1"
+	}
+	if len(statuses) > 0 {
+		ph := make([]string, len(statuses))
+		for i, st := range statuses {
+			args = append(args, st)
+			ph[i] = "$" + strconv.Itoa(len(args))
+		}
+		where += " and status in (" + strings.Join(ph, ", ") + ")"
+	}
+	rows, err := q.QueryContext(ctx, `select `+proposalColumns+` from proposals where `+where+` order by created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list proposals of %q: %w", workspace, err)
 	}
 	defer rows.Close()
 	var out []Proposal
 	for rows.Next() {
-		var p Proposal
-		if err := rows.Scan(&p.ID, &p.Workspace, &p.Summary, &p.Detail, &p.Status, &p.SessionID, &p.JobID, &p.CreatedAt); err != nil {
+		p, err := scanProposal(rows)
+		if err != nil {
 			return nil, err
 		}
-		p.CreatedAt = p.CreatedAt.UTC()
 		out = append(out, p)
 	}
 	return out, rows.Err()
+}
+
+// GetProposal reads one proposal, or an error wrapping ErrNotFound.
+func (s *Store) GetProposal(ctx context.Context, q querier, id string) (Proposal, error) {
+	p, err := scanProposal(q.QueryRowContext(ctx, `select `+proposalColumns+` from proposals where id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return p, fmt.Errorf("proposal %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return p, fmt.Errorf("read proposal %s: %w", id, err)
+	}
+	return p, nil
+}
+
+// DecideProposal records the user's decision on a pending proposal: status
+// (ProposalAccepted or ProposalRejected), a note and when. A proposal
+// decided already is left alone and reported with an error wrapping
+// ErrNotPending that names its status; an unknown id wraps ErrNotFound.
+// It returns the proposal as decided.
+func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note string, at time.Time) (Proposal, error) {
+	if status != ProposalAccepted && status != ProposalRejected {
+		return Proposal{}, fmt.Errorf("decide proposal %s: status %q is not %s or %s", id, status, ProposalAccepted, ProposalRejected)
+	}
+	p, err := scanProposal(tx.QueryRowContext(ctx, `update proposals set status = $2, note = $3, decided_at = $4
+		where id = $1 and status = $5 returning `+proposalColumns, id, status, note, utcMicro(at), ProposalPending))
+	if !errors.Is(err, sql.ErrNoRows) {
+		if err != nil {
+			return p, fmt.Errorf("decide proposal %s: %w", id, err)
+		}
+		return p, nil
+	}
+	if p, err = s.GetProposal(ctx, tx, id); err != nil {
+		return p, err
+	}
+	return p, fmt.Errorf("proposal %s is already %s (%s): %w", id, p.Status, p.DecidedAt.Format(time.RFC3339), ErrNotPending)
+}
+
+func scanProposal(row scanner) (Proposal, error) {
+	var p Proposal
+	var decided sql.NullTime
+	err := row.Scan(&p.ID, &p.Workspace, &p.Summary, &p.Detail, &p.Status, &p.SessionID, &p.JobID, &p.CreatedAt, &decided, &p.Note)
+	if err != nil {
+		return p, err
+	}
+	p.CreatedAt = p.CreatedAt.UTC()
+	if decided.Valid {
+		p.DecidedAt = decided.Time.UTC()
+	}
+	return p, nil
 }

@@ -1,0 +1,60 @@
+package api
+
+import (
+	"errors"
+	"net/http"
+
+	"github.com/mullhq/mull/store"
+)
+
+// routesPlaybooks mounts the agent's playbook routes, behind the API token:
+// the list in the digest's order, and the record of one use.
+func (s *Server) routesPlaybooks() {
+	s.mux.Handle("GET /v1/playbooks", s.apiAuth(s.withMemories(s.listPlaybooks)))
+	s.mux.Handle("POST /v1/playbooks/{slug}/use", s.apiAuth(s.withMemories(s.usePlaybook)))
+}
+
+func (s *Server) listPlaybooks(w http.ResponseWriter, r *http.Request) {
+	ws, ok := s.workspace(w, r)
+	if !ok {
+		return
+	}
+	list, err := s.deps.Memories.Playbooks(r.Context(), ws)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "list playbooks: "+err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"playbooks": list})
+}
+
+// useRequest reports one use of a playbook. Success is a pointer so that a
+// body without it is refused rather than read as a failure.
+type useRequest struct {
+	Workspace string `json:"workspace"`
+	Success   *bool  `json:"success"`
+}
+
+func (s *Server) usePlaybook(w http.ResponseWriter, r *http.Request) {
+	var in useRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	switch {
+	case in.Workspace == "":
+		writeField(w, "workspace", "required (the DSH cwd)")
+		return
+	case in.Success == nil:
+		writeField(w, "success", "required: true if following the playbook worked, false if not")
+		return
+	}
+	slug := r.PathValue("slug")
+	p, err := s.deps.Memories.UsePlaybook(r.Context(), in.Workspace, slug, *in.Success)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no playbook "+slug+" in workspace "+in.Workspace)
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "use playbook: "+err.Error())
+	default:
+		writeJSON(w, http.StatusOK, p)
+	}
+}

@@ -1,0 +1,149 @@
+package memories
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/store"
+)
+
+// Proposal is an improvement a retro proposed and the user's decision on
+// it: the seed's status.json entry {status, at, summary, decidedAt, note}.
+type Proposal struct {
+	ID        string `json:"id"`
+	Workspace string `json:"workspace"`
+	Summary   string `json:"summary"`
+	Detail    string `json:"detail,omitempty"`
+	// Status is pending, accepted or rejected.
+	Status    string    `json:"status"`
+	SessionID string    `json:"session_id"`
+	JobID     int64     `json:"job_id"`
+	CreatedAt time.Time `json:"created_at"`
+	DecidedAt time.Time `json:"decided_at,omitzero"`
+	Note      string    `json:"note,omitempty"`
+}
+
+// MaxNoteRunes caps a decision's note: a rejection's note becomes a lesson,
+// and one memory is one short statement (memory.MaxTextRunes), the
+// proposal's summary included.
+const MaxNoteRunes = 300
+
+// Decision is what DecideProposal did.
+type Decision struct {
+	Proposal Proposal `json:"proposal"`
+	// Lesson is the rejection written back as a lesson; nil on accept.
+	Lesson *Written `json:"lesson,omitempty"`
+}
+
+// Proposals lists proposals, oldest first: a workspace's ("" for every
+// workspace's), of one status ("" for any).
+func (s *Service) Proposals(ctx context.Context, workspace, status string) ([]Proposal, error) {
+	var statuses []string
+	if status != "" {
+		if err := checkStatus(status, store.ProposalPending); err != nil {
+			return nil, err
+		}
+		statuses = []string{status}
+	}
+	rows, err := s.store.ListProposals(ctx, s.store.DB, workspace, statuses...)
+	out := make([]Proposal, len(rows))
+	for i, r := range rows {
+		out[i] = proposalView(r)
+	}
+	return out, err
+}
+
+// Proposal reads one proposal, or an error wrapping store.ErrNotFound.
+func (s *Service) Proposal(ctx context.Context, id string) (Proposal, error) {
+	p, err := s.store.GetProposal(ctx, s.store.DB, id)
+	return proposalView(p), err
+}
+
+// DecideProposal accepts or rejects a pending proposal (status
+// store.ProposalAccepted or store.ProposalRejected), with the user's note.
+// A rejection needs a note saying why, and the note is written back as a
+// lesson in the same transaction, as the seed did: the user's word (src
+// user, origin command), so the next retro does not propose it again. A
+// proposal decided already is an error wrapping store.ErrNotPending; an
+// unknown id wraps store.ErrNotFound; a bad status or a missing note is a
+// *memory.FieldError.
+func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (Decision, error) {
+	note = strings.TrimSpace(note)
+	if err := checkStatus(status); err != nil {
+		return Decision{}, err
+	}
+	if status == store.ProposalRejected && note == "" {
+		return Decision{}, &memory.FieldError{Field: "note", Problem: "required to reject: say why (it is kept as a lesson)"}
+	}
+	if n := utf8.RuneCountInString(note); n > MaxNoteRunes {
+		return Decision{}, &memory.FieldError{Field: "note", Problem: fmt.Sprintf("%d characters, at most %d", n, MaxNoteRunes)}
+	}
+	now := s.store.Now()
+	var d Decision
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		p, err := s.store.DecideProposal(ctx, tx, id, status, note, now)
+		if err != nil {
+			return err
+		}
+		d.Proposal = proposalView(p)
+		if status != store.ProposalRejected {
+			return nil
+		}
+		w, err := s.rejectionLesson(ctx, tx, p, now)
+		d.Lesson = &w
+		return err
+	})
+	if err != nil {
+		return Decision{}, err
+	}
+	return d, nil
+}
+
+// rejectionLesson writes a rejected proposal's note as a lesson of its
+// workspace (of the global library under scope global), or bumps the same
+// lesson already there.
+func (s *Service) rejectionLesson(ctx context.Context, tx *sql.Tx, p store.Proposal, now time.Time) (Written, error) {
+	w := memory.Write{Workspace: p.Workspace, Kind: memory.Lesson, Src: memory.SrcUser, SessionID: p.SessionID,
+		Text: rejectionText(p.Summary, p.Note)}
+	if s.scope.WritesGlobal() {
+		w.Workspace = ""
+	}
+	m, redacted, err := memory.New(w, memory.Provenance{Origin: memory.OriginCommand}, now)
+	if err != nil {
+		return Written{}, fmt.Errorf("lesson from rejecting proposal %s: %w", p.ID, err)
+	}
+	out, err := s.write(ctx, tx, m)
+	out.Redacted = redacted
+	return out, err
+}
+
+// rejectionText is "proposal rejected: <summary> -> <note>", the summary
+// shortened so the lesson stays within memory.MaxTextRunes.
+func rejectionText(summary, note string) string {
+	const head, arrow = "proposal rejected: ", " -> "
+	note = memory.OneLine(note)
+	room := memory.MaxTextRunes - len([]rune(head+arrow+note))
+	return head + short(memory.OneLine(summary), max(room, 20)) + arrow + note
+}
+
+// checkStatus refuses a status other than a decision (or, when allowed,
+// one of extra).
+func checkStatus(status string, extra ...string) error {
+	ok := []string{store.ProposalAccepted, store.ProposalRejected}
+	for _, s := range append(extra, ok...) {
+		if status == s {
+			return nil
+		}
+	}
+	return &memory.FieldError{Field: "status", Problem: fmt.Sprintf("%q is not one of %s", status, strings.Join(append(extra, ok...), ", "))}
+}
+
+func proposalView(p store.Proposal) Proposal {
+	return Proposal{ID: p.ID, Workspace: p.Workspace, Summary: p.Summary, Detail: p.Detail, Status: p.Status,
+		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt, Note: p.Note}
+}
