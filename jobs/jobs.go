@@ -15,6 +15,7 @@ import (
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/jobs/sessionidle"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 )
@@ -30,6 +31,9 @@ type Deps struct {
 	// IdleTimeout is ingest.idle_timeout: how long a session may stay
 	// silent before session_idle ends it.
 	IdleTimeout time.Duration
+	// MemoryScope is config memory.scope: under "both" the retro jobs
+	// promote each workspace's best memories to the global library.
+	MemoryScope string
 }
 
 // Register adds every job kind's worker to the registry.
@@ -37,8 +41,9 @@ func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, probe.Spec, &probe.Worker{})
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
 	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Logger: d.Logger})
-	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger})
-	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger})
+	scope := memory.Scope(d.MemoryScope)
+	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope})
+	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope})
 	if d.Ingest == nil || d.IdleTimeout <= 0 {
 		panic("jobs: Deps.Ingest and Deps.IdleTimeout are required (session_idle)")
 	}

@@ -118,7 +118,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D()})
+		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: builtinCron,
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
@@ -133,11 +134,15 @@ type Worker struct {
 	Logger *slog.Logger
 	// Caps bound the excerpt; zero fields take retro.DefaultCaps.
 	Caps retro.Caps
+	// Scope and TempDirs are retrosession.Worker's: under scope both a
+	// retro promotes to the global library.
+	Scope    memory.Scope
+	TempDirs []string
 }
 
 // Work asks the model about the session's errors and applies its answer
 // with the job's completion.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps}
+	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps, Scope: w.Scope, TempDirs: w.TempDirs}
 	return retrosession.Run(ctx, p, job, job.Args.SessionID, retro.ErrorFocus)
 }

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -18,6 +19,7 @@ import (
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
@@ -66,6 +68,12 @@ type Worker struct {
 	Logger *slog.Logger
 	// Caps bound the excerpt; zero fields take retro.DefaultCaps.
 	Caps retro.Caps
+	// Scope is config memory.scope. Under both, each retro promotes the
+	// workspace's best memories to the global library (memory.Promote).
+	Scope memory.Scope
+	// TempDirs are the temporary directories whose workspaces never
+	// promote (/tmp always is one). Defaults to os.TempDir().
+	TempDirs []string
 }
 
 // Counts is what one applied retro did, kept on its retro_runs row.
@@ -80,6 +88,8 @@ type Counts struct {
 	// Proposal: a proposal was stored (none is while another is pending).
 	Proposal  bool `json:"proposal,omitempty"`
 	Truncated bool `json:"truncated,omitempty"`
+	// Promoted counts the memories copied to the global library.
+	Promoted int `json:"promoted,omitempty"`
 }
 
 // Work asks the model about the session and applies its answer with the
@@ -137,7 +147,7 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	}
 	now := w.Store.Now()
 	ch := retro.Plan(out, memories.FromRows(existing), retro.Source{Workspace: sess.Workspace, SessionID: sess.ID, JobID: job.ID}, now)
-	counts, err := apply(ctx, w.Store, job, sess, ch, truncated, now)
+	counts, err := apply(ctx, w, job, sess, ch, truncated, now)
 	if err != nil {
 		return err
 	}
@@ -146,13 +156,14 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated, "rejected", counts.Rejected,
-		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "truncated", truncated)
+		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "promoted", counts.Promoted, "truncated", truncated)
 	return nil
 }
 
-// apply writes the changes, the applied marker and the job's completion in
-// one transaction.
-func apply[T river.JobArgs](ctx context.Context, st *store.Store, job *river.Job[T], sess store.Session, ch retro.Changes, truncated bool, now time.Time) (Counts, error) {
+// apply writes the changes, the promotions, the applied marker and the
+// job's completion in one transaction.
+func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], sess store.Session, ch retro.Changes, truncated bool, now time.Time) (Counts, error) {
+	st := w.Store
 	var c Counts
 	err := st.InTx(ctx, func(tx *sql.Tx) error {
 		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Truncated: truncated}
@@ -204,6 +215,10 @@ func apply[T river.JobArgs](ctx context.Context, st *store.Store, job *river.Job
 			}
 			c.Proposal = ok
 		}
+		var err error
+		if c.Promoted, err = w.promote(ctx, tx, sess.Workspace, now); err != nil {
+			return err
+		}
 		b, _ := json.Marshal(c) // plain struct
 		first, err := st.InsertRetroRun(ctx, tx, store.RetroRun{JobID: job.ID, SessionID: sess.ID,
 			Workspace: sess.Workspace, AppliedAt: now, Counts: string(b)})
@@ -228,6 +243,39 @@ func apply[T river.JobArgs](ctx context.Context, st *store.Store, job *river.Job
 }
 
 var errAlreadyApplied = errors.New("retro already applied")
+
+// promote copies the workspace's best memories to the global library under
+// scope both, by memory.Promote's rules (at most 3, score at least 10, no
+// external src, none the global library has already), unless the workspace
+// lies in a temporary directory. It runs after the retro's own writes, so
+// what this session taught can go too, and returns how many it copied.
+func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now time.Time) (int, error) {
+	if !w.Scope.Promotes() || workspace == "" || memory.TemporaryWorkspace(workspace, w.tempDirs()...) {
+		return 0, nil
+	}
+	local, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{workspace}})
+	if err != nil {
+		return 0, err
+	}
+	global, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{""}})
+	if err != nil {
+		return 0, err
+	}
+	copies := memory.Promote(memories.FromRows(local), memories.FromRows(global), now)
+	for _, m := range copies {
+		if _, err := w.Store.InsertMemory(ctx, tx, memories.ToRow(m)); err != nil {
+			return 0, fmt.Errorf("promote to global: %w", err)
+		}
+	}
+	return len(copies), nil
+}
+
+func (w *Worker) tempDirs() []string {
+	if w.TempDirs == nil {
+		return []string{os.TempDir()}
+	}
+	return w.TempDirs
+}
 
 func toEvents(rows []store.Event) []events.Event {
 	out := make([]events.Event, len(rows))
