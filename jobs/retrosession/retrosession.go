@@ -29,6 +29,13 @@ import (
 // Args are a retro_session job's arguments.
 type Args struct {
 	SessionID string `json:"session_id"`
+	// Requested is set by a manual run (`mull retro run`) to a fresh value
+	// (the time it was asked for), so that it is a job of its own: the
+	// InsertOpts are unique by args over every state, completed included,
+	// and a session that already had its retro would otherwise get no new
+	// job. Applying a session's retro again only bumps what it already
+	// added: retro.Plan dedupes against the library.
+	Requested string `json:"requested,omitempty"`
 }
 
 // Kind is stable: it is stored with every job.
