@@ -2,14 +2,17 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"log/slog"
+	"slices"
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
+	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/llm"
@@ -111,16 +114,20 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
 	a.ingest = ingest.New(a.store, ingest.Hooks{
-		SessionEnded: retrosession.SessionEnded,
+		SessionEnded: sessionEnded(retrosession.SessionEnded,
+			(&consolidate.Hook{Store: a.store, Settings: consolidate.SettingsFrom(a.cfg.Consolidate)}).SessionEnded),
 		AgentError: (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
 		}}).AgentError,
 	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
+	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,
+		Logger: a.log.With("component", "consolidate"), Settings: consolidate.SettingsFrom(a.cfg.Consolidate)})
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
 		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
-		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: builtinCron,
+		Config: a.cfg, Logger: a.log, Work: mode == work,
+		Builtin: append(slices.Clone(builtinCron), consolidate.Cron(a.cfg.Consolidate)...),
 	})
 	if err != nil {
 		return err
@@ -134,5 +141,18 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 func (a *app) close() {
 	if a.store != nil {
 		_ = a.store.Close()
+	}
+}
+
+// sessionEnded runs several session-end hooks in order, in the ingest
+// transaction: the first error rolls the batch back.
+func sessionEnded(hooks ...func(context.Context, *sql.Tx, *engine.Client, store.Session) error) func(context.Context, *sql.Tx, *engine.Client, store.Session) error {
+	return func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
+		for _, h := range hooks {
+			if err := h(ctx, tx, client, s); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 }

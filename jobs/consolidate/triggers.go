@@ -1,0 +1,119 @@
+package consolidate
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/store"
+)
+
+// SweepArgs are the consolidate_sweep job's (none): the cron entry that
+// consolidates every workspace with new memory.
+type SweepArgs struct{}
+
+// Kind is stable: it is stored with every job.
+func (SweepArgs) Kind() string { return "consolidate_sweep" }
+
+// SweepSpec: quick, on the maintenance queue.
+var SweepSpec = engine.Spec{Kind: "consolidate_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
+
+// Cron is the sweep's periodic entry for a config: none when the schedule
+// is "off".
+func Cron(c config.Consolidate) []config.Cron {
+	if c.Off() {
+		return nil
+	}
+	return []config.Cron{{Name: "consolidate-sweep", Kind: SweepSpec.Kind, Schedule: c.Schedule, Args: "{}"}}
+}
+
+// Sweep works consolidate_sweep jobs.
+type Sweep struct {
+	river.WorkerDefaults[SweepArgs]
+	d Deps
+}
+
+// Work enqueues a cron planner for each library with memories newer than
+// its watermark, outside its cooldown and with no run in flight, and
+// completes itself in the same transaction. The planner checks again under
+// the lock; this only keeps the queue free of planners that would skip.
+func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
+	d := s.d
+	client := river.ClientFromContext[*sql.Tx](ctx)
+	var n int
+	err := d.Store.InTx(ctx, func(tx *sql.Tx) error {
+		due, err := d.Store.WorkspacesWithNewMemories(ctx, tx)
+		if err != nil {
+			return err
+		}
+		now := d.Store.Now()
+		for _, ws := range due {
+			st, ok, err := d.Store.GetConsolidateState(ctx, tx, ws)
+			if err != nil {
+				return err
+			}
+			if ok && !Due(st, now, d.Settings.Cooldown) {
+				continue
+			}
+			if _, err := client.InsertTx(ctx, tx, Args{Workspace: ws, Reason: ReasonCron}, nil); err != nil {
+				return fmt.Errorf("enqueue consolidate of %q: %w", ws, err)
+			}
+			n++
+		}
+		_, err = river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, job)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	d.Logger.Info("consolidate sweep", "job_id", job.ID, "enqueued", n)
+	return nil
+}
+
+// Due reports whether a workspace may start a run now that is not asked
+// for by hand: none in flight and its cooldown over. (A run recorded in
+// flight that has failed is the planner's to see; here it counts as in
+// flight, which only delays the next trigger.)
+func Due(st store.ConsolidateState, now time.Time, cooldown time.Duration) bool {
+	if st.RunID != "" {
+		return false
+	}
+	return st.LastStartedAt.IsZero() || !now.Before(st.LastStartedAt.Add(cooldown))
+}
+
+// Hook counts session ends per workspace for the "N sessions since the
+// last run" trigger.
+type Hook struct {
+	Store    *store.Store
+	Settings Settings
+}
+
+// SessionEnded is an ingest.Hooks.SessionEnded: inside the ingest
+// transaction, a primary session's end counts toward its workspace's next
+// run, and the Nth since the last run enqueues a planner, TriggerDelay
+// later so the session's own retro lands first.
+func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
+	if !s.Primary {
+		return nil
+	}
+	set := h.Settings.withDefaults()
+	st, err := h.Store.LockConsolidateState(ctx, tx, s.Workspace)
+	if err != nil {
+		return err
+	}
+	st.SessionsSince++
+	now := h.Store.Now()
+	if st.SessionsSince >= set.AfterSessions && Due(st, now, set.Cooldown) {
+		if _, err := client.InsertTx(ctx, tx, Args{Workspace: s.Workspace, Reason: ReasonSessions},
+			&river.InsertOpts{ScheduledAt: now.Add(set.TriggerDelay)}); err != nil {
+			return fmt.Errorf("enqueue consolidate of %q: %w", s.Workspace, err)
+		}
+	}
+	return h.Store.PutConsolidateState(ctx, tx, st)
+}
