@@ -95,20 +95,21 @@ func synthetic(n int) []string {
 	return out
 }
 
-// Killing the workers mid-run and starting new ones finishes the chunks
-// left: every chunk's merge is asked of the model exactly once to
-// success, and the run merges every planted pair.
+// Consolidating a library of 10,000 memories and killing the workers
+// mid-run (after the third chunk) then starting new ones finishes the
+// chunks left: every chunk's merge is answered exactly once, the run
+// merges every planted pair and rejects the lossy one.
 func TestConsolidateResumesAfterKill(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		e := setup(t, s, consolidate.Settings{ChunkChars: 1000, MinMemories: 1000000})
+		e := setup(t, s, consolidate.Settings{MinMemories: 1000000})
 		e.cfg.Workers.Queues["llm"] = 1
 		if err := e.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{
 			{Kind: "consolidate_merge", Fault: fakeds.FaultSlow, Delay: 150 * time.Millisecond},
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		pairs := library(t, s, 300)
+		pairs := library(t, s, 10000)
 		e.start(t)
 		res, err := e.client.Insert(ctx, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonManual, Requested: "k"}, nil)
 		if err != nil {
