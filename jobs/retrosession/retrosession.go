@@ -29,6 +29,12 @@ import (
 // Args are a retro_session job's arguments.
 type Args struct {
 	SessionID string `json:"session_id"`
+	// Through is the time of the session's last event when it ended
+	// (RFC 3339), set by the session-end hook. An idle session that a newer
+	// event reopens can end again, and that end, with a later Through, gets
+	// a retro of its own; the same end enqueued twice (a replay, an import
+	// after a push) is one job.
+	Through string `json:"through,omitempty"`
 	// Requested is set by a manual run (`mull retro run`) to a fresh value
 	// (the time it was asked for), so that it is a job of its own: the
 	// InsertOpts are unique by args over every state, completed included,
@@ -41,8 +47,8 @@ type Args struct {
 // Kind is stable: it is stored with every job.
 func (Args) Kind() string { return "retro_session" }
 
-// InsertOpts make the job unique per session: ending a session twice (a
-// replayed session_end, an import after a push) enqueues one retro.
+// InsertOpts make the job unique per session end: ending a session twice
+// (a replayed session_end, an import after a push) enqueues one retro.
 func (Args) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
@@ -53,13 +59,14 @@ var Spec = engine.Spec{Kind: "retro_session", Queue: "llm", MaxAttempts: 5, Back
 
 // SessionEnded is the ingest.Hooks.SessionEnded that enqueues a
 // retro_session job, in the ingest transaction, when a primary session ends
-// or goes idle; subagent sessions get none. The job is unique per session:
-// ending it again enqueues nothing new.
+// or goes idle; subagent sessions get none. The job is unique per end: the
+// same end again enqueues nothing new, while an idle session that went on
+// and ended later gets a second retro, over what came after.
 func SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
 	if !s.Primary {
 		return nil
 	}
-	_, err := client.InsertTx(ctx, tx, Args{SessionID: s.ID}, nil)
+	_, err := client.InsertTx(ctx, tx, Args{SessionID: s.ID, Through: s.LastEventAt.UTC().Format(time.RFC3339Nano)}, nil)
 	return err
 }
 
