@@ -169,11 +169,11 @@ func TestDigestAndNoticesRoutes(t *testing.T) {
 		}
 		var n memories.Notices
 		expect(t, serve(srv, "GET", "/v1/notices?workspace=/w&after=0", "", auth), http.StatusOK, &n)
-		if len(n.Items) != 1 || n.Items[0].ID != w.Memory.ID || n.Cursor != w.Memory.ID {
+		if len(n.Notices) != 1 || n.Notices[0].ID != w.Memory.ID || n.Cursor != w.Memory.ID {
 			t.Fatalf("notices: %+v", n)
 		}
 		expect(t, serve(srv, "GET", fmt.Sprintf("/v1/notices?workspace=/w&after=%d", n.Cursor), "", auth), http.StatusOK, &n)
-		if len(n.Items) != 0 {
+		if len(n.Notices) != 0 {
 			t.Fatalf("notices after the cursor: %+v", n)
 		}
 		expectError(t, serve(srv, "GET", "/v1/notices?workspace=/w&after=x", "", auth), http.StatusBadRequest, "after")
@@ -186,7 +186,7 @@ func TestDigestAndNoticesRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		expect(t, serve(srv, "GET", "/v1/notices?session=session-1&after=0", "", auth), http.StatusOK, &n)
-		if len(n.Items) != 1 || n.Items[0].ID != w.Memory.ID {
+		if len(n.Notices) != 1 || n.Notices[0].ID != w.Memory.ID {
 			t.Fatalf("notices by session: %+v", n)
 		}
 		if rec = serve(srv, "GET", "/v1/digest?session=session-1", "", auth, header("If-None-Match", d.ETag)); rec.Code != http.StatusNotModified {

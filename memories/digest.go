@@ -126,7 +126,7 @@ type Notice struct {
 
 // Notices are the memories a workspace has not seen in its digest yet.
 type Notices struct {
-	Items []Notice `json:"items"`
+	Notices []Notice `json:"notices"`
 	// Cursor is what to pass as after next time.
 	Cursor int64 `json:"cursor"`
 }
@@ -152,9 +152,9 @@ func (s *Service) Notices(ctx context.Context, workspace string, after int64) (N
 	if err != nil {
 		return Notices{}, err
 	}
-	out := Notices{Items: make([]Notice, len(rows)), Cursor: from}
+	out := Notices{Notices: make([]Notice, len(rows)), Cursor: from}
 	for i, r := range rows {
-		out.Items[i] = Notice{ID: r.ID, Kind: memory.Kind(r.Kind), Text: short(r.Text, NoticeRunes), RecordedAt: r.RecordedAt}
+		out.Notices[i] = Notice{ID: r.ID, Kind: memory.Kind(r.Kind), Text: short(r.Text, NoticeRunes), RecordedAt: r.RecordedAt}
 		out.Cursor = r.ID
 	}
 	return out, nil

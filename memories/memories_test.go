@@ -182,13 +182,13 @@ func TestDigestWatermark(t *testing.T) {
 			t.Fatal("one new memory changed the digest")
 		}
 		notes, err := svc.Notices(ctx, "/w", 0)
-		if err != nil || len(notes.Items) != 1 || notes.Items[0].ID != n1.Memory.ID || notes.Cursor != n1.Memory.ID {
+		if err != nil || len(notes.Notices) != 1 || notes.Notices[0].ID != n1.Memory.ID || notes.Cursor != n1.Memory.ID {
 			t.Fatalf("notices: %+v %v", notes, err)
 		}
-		if notes, _ = svc.Notices(ctx, "/w", notes.Cursor); len(notes.Items) != 0 || notes.Cursor != n1.Memory.ID {
+		if notes, _ = svc.Notices(ctx, "/w", notes.Cursor); len(notes.Notices) != 0 || notes.Cursor != n1.Memory.ID {
 			t.Fatalf("notices after the cursor: %+v", notes)
 		}
-		if other, _ := svc.Notices(ctx, "/other", 0); len(other.Items) != 0 {
+		if other, _ := svc.Notices(ctx, "/other", 0); len(other.Notices) != 0 {
 			t.Fatalf("another workspace's notices: %+v", other)
 		}
 
@@ -204,7 +204,7 @@ func TestDigestWatermark(t *testing.T) {
 		if d4.ETag == d1.ETag || d4.Watermark != last.Memory.ID || !strings.Contains(d4.Text, "run go vet") {
 			t.Fatalf("5 new memories did not publish: %+v", d4)
 		}
-		if notes, _ = svc.Notices(ctx, "/w", n1.Memory.ID); len(notes.Items) != 0 || notes.Cursor != last.Memory.ID {
+		if notes, _ = svc.Notices(ctx, "/w", n1.Memory.ID); len(notes.Notices) != 0 || notes.Cursor != last.Memory.ID {
 			t.Fatalf("notices after publishing: %+v", notes)
 		}
 

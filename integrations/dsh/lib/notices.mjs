@@ -51,8 +51,8 @@ export class Notices {
     const s = this.state(session)
     const res = await this.client.request('GET', '/v1/notices', { query: { workspace, session, after: s.cursor } })
     if (res === null) return 0
-    // {notices, cursor: "…"} as specified; mull's first cut answers {items, cursor: N}: take both.
-    const list = res.body?.notices ?? res.body?.items
+    // {notices: [...], cursor: N}: pass the cursor back as after.
+    const list = res.body?.notices
     if (res.status !== 200 || !Array.isArray(list)) {
       if (!this.warned.has(res.status)) {
         this.warned.add(res.status)

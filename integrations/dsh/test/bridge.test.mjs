@@ -261,7 +261,7 @@ test('notices: mull\'s {items, cursor: N} shape is read too', async (t) => {
     if (!req.url.startsWith('/v1/notices')) return orig(req, res)
     fake.requests.push({ method: req.method, path: '/v1/notices', query: Object.fromEntries(new URL(req.url, 'http://x').searchParams) })
     res.writeHead(200, { 'content-type': 'application/json' })
-    res.end(JSON.stringify({ items: [{ id: 7, kind: 'fact', text: 'Releases are cut with scripts/ship.sh.', recorded_at: '2026-11-29T20:47:35Z' }], cursor: 7 }))
+    res.end(JSON.stringify({ notices: [{ id: 7, kind: 'fact', text: 'Releases are cut with scripts/ship.sh.', recorded_at: '2026-11-29T20:47:35Z' }], cursor: 7 }))
   }
   const agent = fakeAgent(fakeSession())
   ctx.emit('agent/session-start', { agent, source: 'startup' })
