@@ -127,7 +127,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work,
-		Builtin: append(slices.Clone(builtinCron), consolidate.Cron(a.cfg.Consolidate)...),
+		Builtin: a.builtinCron(),
 	})
 	if err != nil {
 		return err
@@ -136,6 +136,13 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	// above); its hooks enqueue with this client.
 	a.ingest.UseClient(a.client)
 	return nil
+}
+
+// builtinCron is what every worker runs besides the config's [[cron]]:
+// the maintenance jobs and, unless consolidate.schedule is "off", the
+// nightly consolidation sweep.
+func (a *app) builtinCron() []config.Cron {
+	return append(slices.Clone(builtinCron), consolidate.Cron(a.cfg.Consolidate)...)
 }
 
 func (a *app) close() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -72,6 +73,11 @@ func TestConsolidateRun(t *testing.T) {
 			}
 			if code, out, _ = mull(t, ctx, append(base, "jobs", "list", "--kind", "consolidate")...); code != 0 || !strings.Contains(out, "0 jobs") {
 				t.Fatalf("the dry run enqueued a job: exit %d\n%s", code, out)
+			}
+			// The nightly sweep is listed with the cron entries, off-peak.
+			if code, out, _ = mull(t, ctx, append(base, "jobs", "list")...); code != 0 ||
+				!regexp.MustCompile(`consolidate-sweep +consolidate_sweep +30 18 \* \* \* +\S+T18:30:00Z +built-in`).MatchString(out) {
+				t.Fatalf("jobs list does not show the consolidation sweep: exit %d\n%s", code, out)
 			}
 
 			stop := startWorker(t, base)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"text/tabwriter"
 	"time"
 
@@ -63,7 +64,7 @@ with their next run, when no --state or --kind is given.`,
 				return fmt.Errorf("list jobs: %w", err)
 			}
 			if asJSON {
-				return printJSON(g, map[string]any{"jobs": nonNil(res.Jobs), "cron": cronRows(a.cfg.Cron)})
+				return printJSON(g, map[string]any{"jobs": nonNil(res.Jobs), "cron": cronRows(a.builtinCron(), a.cfg.Cron)})
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tSCHEDULED\tARGS")
@@ -76,7 +77,7 @@ with their next run, when no --state or --kind is given.`,
 			}
 			fmt.Fprintf(g.stdout, "%d jobs\n", len(res.Jobs))
 			if len(states) == 0 && kind == "" {
-				printCron(g, a.cfg.Cron)
+				printCron(g, a.builtinCron(), a.cfg.Cron)
 			}
 			return nil
 		},
@@ -103,31 +104,34 @@ type cronRow struct {
 	Kind     string    `json:"kind"`
 	Schedule string    `json:"schedule"`
 	Next     time.Time `json:"next"`
+	// Builtin entries are mull's own (maintenance, the consolidation
+	// sweep); the others come from the config's [[cron]].
+	Builtin bool `json:"builtin"`
 }
 
-func cronRows(entries []config.Cron) []cronRow {
+func cronRows(builtin, configured []config.Cron) []cronRow {
 	out := []cronRow{}
-	for _, e := range entries {
+	for i, e := range append(slices.Clone(builtin), configured...) {
 		s, err := config.ParseCron(e.Schedule)
 		if err != nil {
 			continue // validated at load
 		}
-		out = append(out, cronRow{Name: e.Name, Kind: e.Kind, Schedule: e.Schedule, Next: s.Next(time.Now()).UTC()})
+		out = append(out, cronRow{Name: e.Name, Kind: e.Kind, Schedule: e.Schedule, Next: s.Next(time.Now()).UTC(), Builtin: i < len(builtin)})
 	}
 	return out
 }
 
-func printCron(g *globals, entries []config.Cron) {
-	rows := cronRows(entries)
-	if len(rows) == 0 {
-		fmt.Fprintln(g.stdout, "\nno cron entries configured")
-		return
-	}
+func printCron(g *globals, builtin, configured []config.Cron) {
+	rows := cronRows(builtin, configured)
 	fmt.Fprintln(g.stdout, "\nCRON (enqueued by the elected leader)")
 	tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tKIND\tSCHEDULE\tNEXT (UTC)")
+	fmt.Fprintln(tw, "NAME\tKIND\tSCHEDULE\tNEXT (UTC)\tFROM")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.Name, r.Kind, r.Schedule, r.Next.Format(time.RFC3339))
+		from := "config"
+		if r.Builtin {
+			from = "built-in"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", r.Name, r.Kind, r.Schedule, r.Next.Format(time.RFC3339), from)
 	}
 	_ = tw.Flush()
 }
