@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -12,14 +11,13 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/learn/memory"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/workflows"
@@ -41,28 +39,14 @@ type env struct {
 // starts a working client.
 func setup(t testing.TB, s *store.Store, set consolidate.Settings) *env {
 	t.Helper()
-	fake := fakeds.New(fakeds.Options{KeepAliveEvery: 5 * time.Millisecond})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Close(); srv.Close() })
-	cfg := enginetest.Config()
-	cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-	cfg.LLM.CallTimeout = config.Duration(10 * time.Second)
-	cfg.LLM.Default.MaxTokens = 4000
-	cfg.Workers.Queues = map[string]int{"default": 4, "llm": 2, "maintenance": 1}
-	ledger, err := budget.New(s, cfg.Budget)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.SyncConfig(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
+	l := llmtest.New(t, s, llmtest.Options{CallTimeout: 10 * time.Second,
+		Edit: func(c *config.Config) { c.Workers.Queues = map[string]int{"default": 4, "llm": 2, "maintenance": 1} }})
 	fast := config.JobOverride{Backoff: config.Duration(10 * time.Millisecond)}
 	reg := engine.NewRegistry(map[string]config.JobOverride{"consolidate": fast, "consolidate_merge": fast, "consolidate_derive": fast})
 	runner := workflows.New(s, enginetest.Logger())
 	workflows.Register(reg, runner)
-	consolidate.Register(reg, consolidate.Deps{Store: s, LLM: c, Runner: runner, Logger: enginetest.Logger(), Settings: set})
-	return &env{s: s, fake: fake, cfg: cfg, reg: reg, set: set}
+	consolidate.Register(reg, consolidate.Deps{Store: s, LLM: l.LLM, Runner: runner, Logger: enginetest.Logger(), Settings: set})
+	return &env{s: s, fake: l.Fake, cfg: l.Config, reg: reg, set: set}
 }
 
 func (e *env) start(t testing.TB) {

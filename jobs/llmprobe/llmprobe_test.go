@@ -2,7 +2,6 @@ package llmprobe_test
 
 import (
 	"context"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +14,8 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/jobs/llmprobe"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -32,26 +31,13 @@ type env struct {
 // start runs llm_probe jobs against the fake DeepSeek with a ledger on s.
 func start(t *testing.T, s *store.Store, script *fakeds.Script, limits map[string]config.Limit, maxTokens int) *env {
 	t.Helper()
-	fake := fakeds.New(fakeds.Options{Script: script, KeepAliveEvery: 5 * time.Millisecond})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Close(); srv.Close() })
-	cfg := enginetest.Config()
-	cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-	cfg.LLM.CallTimeout = config.Duration(time.Second)
-	cfg.LLM.Default.MaxTokens = maxTokens
-	cfg.Budget.Limits = limits
-	ledger, err := budget.New(s, cfg.Budget)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.SyncConfig(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
+	l := llmtest.New(t, s, llmtest.Options{Fake: fakeds.Options{Script: script}, CallTimeout: time.Second, MaxTokens: maxTokens,
+		// nil limits mean none, not the default per-workspace limit.
+		Edit: func(c *config.Config) { c.Budget.Limits = limits }})
 	reg := engine.NewRegistry(map[string]config.JobOverride{"llm_probe": {Backoff: config.Duration(10 * time.Millisecond)}})
-	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: c, Logger: enginetest.Logger()})
-	client := enginetest.NewClient(t, s, reg, cfg, true)
-	e := &env{s: s, fake: fake, ledger: ledger, client: client, events: enginetest.Events(t, client)}
+	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: l.LLM, Logger: enginetest.Logger()})
+	client := enginetest.NewClient(t, s, reg, l.Config, true)
+	e := &env{s: s, fake: l.Fake, ledger: l.Ledger, client: client, events: enginetest.Events(t, client)}
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}

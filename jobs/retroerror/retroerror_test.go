@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
@@ -21,8 +19,8 @@ import (
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/learn/retro"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -268,25 +266,11 @@ func TestWorkerApplies(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		b, _ := json.Marshal(answer)
-		fake := fakeds.New(fakeds.Options{Script: &fakeds.Script{Rules: []fakeds.Rule{{Kind: "retro_error",
-			Response: &fakeds.Response{Content: string(b)}}}}, KeepAliveEvery: 5 * time.Millisecond})
-		srv := httptest.NewServer(fake)
-		t.Cleanup(func() { fake.Close(); srv.Close() })
-		cfg := enginetest.Config()
-		cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-		cfg.LLM.CallTimeout = config.Duration(5 * time.Second)
-		cfg.LLM.Default.MaxTokens = 4000
-		ledger, err := budget.New(s, cfg.Budget)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := ledger.SyncConfig(ctx); err != nil {
-			t.Fatal(err)
-		}
-		c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
+		l := llmtest.New(t, s, llmtest.Options{Fake: fakeds.Options{Script: &fakeds.Script{Rules: []fakeds.Rule{{Kind: "retro_error",
+			Response: &fakeds.Response{Content: string(b)}}}}}})
 		reg := engine.NewRegistry(map[string]config.JobOverride{"retro_error": {Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 2}})
-		engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: s, LLM: c, Logger: enginetest.Logger()})
-		client := enginetest.NewClient(t, s, reg, cfg, true)
+		engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger()})
+		client := enginetest.NewClient(t, s, reg, l.Config, true)
 		evs := enginetest.Events(t, client)
 		if err := client.Start(ctx); err != nil {
 			t.Fatal(err)
@@ -321,7 +305,7 @@ func TestWorkerApplies(t *testing.T) {
 				t.Fatalf("memory %+v", m)
 			}
 		}
-		reqs := fake.Requests()
+		reqs := l.Fake.Requests()
 		if len(reqs) != 1 {
 			t.Fatalf("%d model calls, want 1", len(reqs))
 		}

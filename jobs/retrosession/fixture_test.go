@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,17 +14,15 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/dshimport"
-	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/learn/retro"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -106,32 +103,7 @@ func fixtureScript() *fakeds.Script {
 // override given: the fixture test needs a job timeout to cut a hung call.
 func startWith(t *testing.T, s *store.Store, opts fakeds.Options, jobs config.JobOverride) *env {
 	t.Helper()
-	opts.KeepAliveEvery = 5 * time.Millisecond
-	fake := fakeds.New(opts)
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Close(); srv.Close() })
-	cfg := enginetest.Config()
-	cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-	cfg.LLM.CallTimeout = config.Duration(30 * time.Second)
-	cfg.LLM.Default.MaxTokens = 4000
-	ledger, err := budget.New(s, cfg.Budget)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.SyncConfig(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
-	reg := engine.NewRegistry(map[string]config.JobOverride{"retro_session": jobs})
-	w := &retrosession.Worker{Store: s, LLM: c, Logger: enginetest.Logger()}
-	engine.Add(reg, retrosession.Spec, w)
-	client := enginetest.NewClient(t, s, reg, cfg, true)
-	e := &env{s: s, fake: fake, worker: w, client: client, events: enginetest.Events(t, client)}
-	if err := client.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Stop(context.Background()) })
-	return e
+	return startRetros(t, s, retros{llm: llmtest.Options{Fake: opts, CallTimeout: 30 * time.Second}, jobs: jobs})
 }
 
 // The fixture sessions, imported from DSH's logs and ended, each get their

@@ -3,7 +3,6 @@ package retrosession_test
 import (
 	"cmp"
 	"context"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -12,15 +11,12 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/budget"
-	"github.com/mullhq/mull/config"
-	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/learn/memory"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -30,34 +26,9 @@ import (
 func startScoped(t *testing.T, s *store.Store, scope memory.Scope, tempDirs []string) *env {
 	t.Helper()
 	reply := &fakeds.Response{Content: mustJSON(answer)}
-	fake := fakeds.New(fakeds.Options{Script: &fakeds.Script{Rules: []fakeds.Rule{
-		{Kind: "retro_session", Response: reply}, {Kind: "retro_error", Response: reply}}}, KeepAliveEvery: 5 * time.Millisecond})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Close(); srv.Close() })
-	cfg := enginetest.Config()
-	cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-	cfg.LLM.CallTimeout = config.Duration(5 * time.Second)
-	cfg.LLM.Default.MaxTokens = 4000
-	ledger, err := budget.New(s, cfg.Budget)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := ledger.SyncConfig(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
-	fast := config.JobOverride{Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 2}
-	reg := engine.NewRegistry(map[string]config.JobOverride{"retro_session": fast, "retro_error": fast})
-	w := &retrosession.Worker{Store: s, LLM: c, Logger: enginetest.Logger(), Scope: scope, TempDirs: tempDirs}
-	engine.Add(reg, retrosession.Spec, w)
-	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: s, LLM: c, Logger: enginetest.Logger(), Scope: scope, TempDirs: tempDirs})
-	client := enginetest.NewClient(t, s, reg, cfg, true)
-	e := &env{s: s, fake: fake, worker: w, client: client, events: enginetest.Events(t, client)}
-	if err := client.Start(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = client.Stop(context.Background()) })
-	return e
+	sc := &fakeds.Script{Rules: []fakeds.Rule{{Kind: "retro_session", Response: reply}, {Kind: "retro_error", Response: reply}}}
+	return startRetros(t, s, retros{llm: llmtest.Options{Fake: fakeds.Options{Script: sc}}, jobs: fast,
+		withError: true, scope: scope, tempDirs: tempDirs})
 }
 
 // insert stores a memory of library lib recorded an hour ago.

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -13,16 +12,17 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
-	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -37,29 +37,43 @@ type env struct {
 	events <-chan *river.Event
 }
 
+// fast retries a failed retro at once, and only once.
+var fast = config.JobOverride{Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 2}
+
 // start runs retro_session jobs against the fake DeepSeek with a ledger on s.
 func start(t *testing.T, s *store.Store, script *fakeds.Script) *env {
 	t.Helper()
-	fake := fakeds.New(fakeds.Options{Script: script, KeepAliveEvery: 5 * time.Millisecond})
-	srv := httptest.NewServer(fake)
-	t.Cleanup(func() { fake.Close(); srv.Close() })
-	cfg := enginetest.Config()
-	cfg.LLM.BaseURL, cfg.LLM.APIKey = srv.URL, "sk-test"
-	cfg.LLM.CallTimeout = config.Duration(5 * time.Second)
-	cfg.LLM.Default.MaxTokens = 4000
-	ledger, err := budget.New(s, cfg.Budget)
-	if err != nil {
-		t.Fatal(err)
+	return startRetros(t, s, retros{llm: llmtest.Options{Fake: fakeds.Options{Script: script}}, jobs: fast})
+}
+
+// retros says what startRetros runs: the fake and the llm client, the
+// override of each retro kind, and the workers' memory scope.
+type retros struct {
+	llm  llmtest.Options
+	jobs config.JobOverride
+	// withError works retro_error jobs too, with the same override.
+	withError bool
+	scope     memory.Scope
+	tempDirs  []string
+}
+
+// startRetros starts a working client for retro_session jobs, and
+// retro_error jobs if asked, against the fake DeepSeek with a ledger on s.
+func startRetros(t *testing.T, s *store.Store, r retros) *env {
+	t.Helper()
+	l := llmtest.New(t, s, r.llm)
+	overrides := map[string]config.JobOverride{"retro_session": r.jobs}
+	if r.withError {
+		overrides["retro_error"] = r.jobs
 	}
-	if err := ledger.SyncConfig(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	c := llm.New(llm.Options{Config: cfg.LLM, Ledger: ledger, Calls: s, Logger: enginetest.Logger()})
-	reg := engine.NewRegistry(map[string]config.JobOverride{"retro_session": {Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 2}})
-	w := &retrosession.Worker{Store: s, LLM: c, Logger: enginetest.Logger()}
+	reg := engine.NewRegistry(overrides)
+	w := &retrosession.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs}
 	engine.Add(reg, retrosession.Spec, w)
-	client := enginetest.NewClient(t, s, reg, cfg, true)
-	e := &env{s: s, fake: fake, worker: w, client: client, events: enginetest.Events(t, client)}
+	if r.withError {
+		engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs})
+	}
+	client := enginetest.NewClient(t, s, reg, l.Config, true)
+	e := &env{s: s, fake: l.Fake, worker: w, client: client, events: enginetest.Events(t, client)}
 	if err := client.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
