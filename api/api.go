@@ -87,6 +87,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
 	s.routesIngest()
 	s.routesMemory()
+	s.routesConsolidate()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil
