@@ -253,7 +253,7 @@ test('apiToken is sent as a bearer token', async (t) => {
   assert.equal(fake.requests.find(r => r.path === '/v1/events').headers.authorization, 'Bearer s3cret')
 })
 
-test('notices: mull\'s {items, cursor: N} shape is read too', async (t) => {
+test('notices: mull\'s {notices, cursor: N} answer is read and the cursor passed back', async (t) => {
   const fake = await startedFake(t)
   const { ctx, bridge } = bridgeFor(t, fake)
   const orig = fake.handle.bind(fake)
