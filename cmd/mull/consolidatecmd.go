@@ -274,8 +274,8 @@ func finishConsolidate(g *globals, out consolidateResult, asJSON bool, fail erro
 		fmt.Fprintf(tw, "rejected\t%d merges (fidelity check); %d stale clusters\n", c.Rejected, c.Stale)
 		fmt.Fprintf(tw, "derived\t%d principles, %d hypotheses, %d prefetch (%d kept, %d replaced)\n",
 			c.Principles, c.Hypotheses, c.Prefetch, c.Kept, c.Replaced)
-		fmt.Fprintf(tw, "llm\t%d calls; %d tokens in (%d cache hits), %d out; $%.6f\n",
-			c.Tokens.Calls, c.Tokens.Prompt, c.Tokens.CacheHit, c.Tokens.Completion, float64(c.Tokens.CostNano)/1e9)
+		fmt.Fprintf(tw, "llm\t%d %s; %d tokens in (%d cache hits), %d out; $%.6f\n",
+			c.Tokens.Calls, plural(c.Tokens.Calls, "call", "calls"), c.Tokens.Prompt, c.Tokens.CacheHit, c.Tokens.Completion, float64(c.Tokens.CostNano)/1e9)
 		return tw.Flush()
 	}
 	return nil
@@ -342,8 +342,12 @@ func consolidateDryRun(ctx context.Context, g *globals, a *app, ws string, asJSO
 		return enc.Encode(p)
 	}
 	fmt.Fprintf(g.stdout, "%q: %d live memories, %d new since memory %d\n", ws, p.Memories, p.New, p.Since)
-	fmt.Fprintf(g.stdout, "%d candidate clusters in %d chunks; about %d prompt tokens for the merges, plus one derive call\n",
-		len(p.Clusters), p.Chunks, p.EstimatedPromptTokens)
+	derive := "plus one derive call"
+	if p.Memories < a.cfg.Consolidate.MinMemories {
+		derive = fmt.Sprintf("no derive call (fewer than consolidate.min_memories = %d)", a.cfg.Consolidate.MinMemories)
+	}
+	fmt.Fprintf(g.stdout, "%d candidate clusters in %d chunks; about %d prompt tokens for the merges, %s\n",
+		len(p.Clusters), p.Chunks, p.EstimatedPromptTokens, derive)
 	for i, c := range p.Clusters {
 		if i == 20 {
 			fmt.Fprintf(g.stdout, "… and %d more clusters (--json lists them all)\n", len(p.Clusters)-20)
@@ -407,4 +411,11 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
