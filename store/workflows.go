@@ -131,6 +131,22 @@ func (s *Store) LockWorkflowRun(ctx context.Context, tx *sql.Tx, id string) (Wor
 	return run, err
 }
 
+// WorkflowRunStatus reads a run's status through q, without locking it:
+// for code that holds other locks and must not take the run's after them
+// (the consolidate planner holds its workspace's state, which the run's
+// last step locks after the run's).
+func (s *Store) WorkflowRunStatus(ctx context.Context, q querier, id string) (string, error) {
+	var status string
+	err := q.QueryRowContext(ctx, `select status from workflow_runs where id = $1`, id).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("workflow run %s: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("read workflow run %s: %w", id, err)
+	}
+	return status, nil
+}
+
 // WorkflowStepsTx lists a run's steps in definition order, without their
 // outputs (which can be large and are read only by dependents).
 func (s *Store) WorkflowStepsTx(ctx context.Context, tx *sql.Tx, runID string) ([]WorkflowStep, error) {

@@ -287,13 +287,15 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 	ms []memory.Memory, byID map[int64]memory.Memory, top int64, now time.Time) (string, error) {
 	d, a := p.d, job.Args
 	if st.RunID != "" {
-		run, err := d.Store.LockWorkflowRun(ctx, tx, st.RunID)
+		// Read, not locked: the derive step locks the run, then this state;
+		// taking them here in the other order could deadlock on Postgres.
+		status, err := d.Store.WorkflowRunStatus(ctx, tx, st.RunID)
 		switch {
 		case errors.Is(err, store.ErrNotFound):
 			// Its rows were deleted; nothing is in flight.
 		case err != nil:
 			return "", err
-		case run.Status == store.WorkflowRunning:
+		case status == store.WorkflowRunning:
 			return fmt.Sprintf("skipped: run %s is still in flight", st.RunID), nil
 		}
 	}
