@@ -100,8 +100,11 @@ type Counts struct {
 	Handoff     bool `json:"handoff"`
 	Playbooks   int  `json:"playbooks,omitempty"`
 	// Proposal: a proposal was stored (none is while another is pending).
-	Proposal  bool `json:"proposal,omitempty"`
-	Truncated bool `json:"truncated,omitempty"`
+	Proposal bool `json:"proposal,omitempty"`
+	// ProposalRefused: the answer's proposal repeats one the user rejected
+	// before, so it was not stored.
+	ProposalRefused bool `json:"proposal_refused,omitempty"`
+	Truncated       bool `json:"truncated,omitempty"`
 	// Promoted counts the memories copied to the global library.
 	Promoted int `json:"promoted,omitempty"`
 }
@@ -170,7 +173,7 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated, "rejected", counts.Rejected,
-		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "promoted", counts.Promoted, "truncated", truncated)
+		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "proposal_refused", counts.ProposalRefused, "promoted", counts.Promoted, "truncated", truncated)
 	return nil
 }
 
@@ -222,12 +225,24 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 		}
 		c.Playbooks = len(ch.Playbooks)
 		if p := ch.Proposal; p != nil {
-			ok, err := st.AddPendingProposal(ctx, tx, store.Proposal{ID: fmt.Sprintf("retro-%d", job.ID),
-				Workspace: sess.Workspace, Summary: p.Summary, Detail: p.Detail, SessionID: sess.ID, JobID: job.ID, CreatedAt: now})
+			rejected, err := st.ListProposals(ctx, tx, sess.Workspace, store.ProposalRejected)
 			if err != nil {
 				return err
 			}
-			c.Proposal = ok
+			summaries := make([]string, len(rejected))
+			for i, r := range rejected {
+				summaries[i] = r.Summary
+			}
+			if retro.Refused(*p, summaries) {
+				c.ProposalRefused = true
+			} else {
+				ok, err := st.AddPendingProposal(ctx, tx, store.Proposal{ID: fmt.Sprintf("retro-%d", job.ID),
+					Workspace: sess.Workspace, Summary: p.Summary, Detail: p.Detail, SessionID: sess.ID, JobID: job.ID, CreatedAt: now})
+				if err != nil {
+					return err
+				}
+				c.Proposal = ok
+			}
 		}
 		var err error
 		if c.Promoted, err = w.promote(ctx, tx, sess.Workspace, now); err != nil {

@@ -214,3 +214,17 @@ func trimAll(lines []string) []string {
 	}
 	return out
 }
+
+// Refused reports whether a proposal repeats one the user already rejected:
+// its summary and a rejected one's match by memory.Matches (equal once
+// normalized, or one holds the other). The seed writes a rejection back as
+// a lesson so the agent stops asking; a retro that proposes it again
+// anyway is not put before the user again.
+func Refused(p Proposal, rejected []string) bool {
+	for _, r := range rejected {
+		if memory.Matches(p.Summary, r) || memory.Matches(r, p.Summary) {
+			return true
+		}
+	}
+	return false
+}

@@ -205,3 +205,25 @@ func TestPlanGuards(t *testing.T) {
 		t.Errorf("Invalidate = %+v; a quarantined memory must not replace a shown one", c.Invalidate)
 	}
 }
+
+func TestRefused(t *testing.T) {
+	rejected := []string{"Cache go modules in CI.", "run go test from the module root"}
+	tests := []struct {
+		summary string
+		want    bool
+	}{
+		{"cache go modules in CI", true},                                       // normalized equal
+		{"run go test from the module root in the agent's test command", true}, // holds a rejected one
+		{"module root", true},                                                  // held by a rejected one (≥ 6 characters)
+		{"pin the Node version in .nvmrc", false},
+		{"ci", false}, // too short to match anything
+	}
+	for _, tt := range tests {
+		if got := retro.Refused(retro.Proposal{Summary: tt.summary}, rejected); got != tt.want {
+			t.Errorf("Refused(%q) = %v, want %v", tt.summary, got, tt.want)
+		}
+	}
+	if retro.Refused(retro.Proposal{Summary: "anything"}, nil) {
+		t.Error("Refused with nothing rejected")
+	}
+}
