@@ -199,7 +199,11 @@ func printRetro(w io.Writer, r retroResult) {
 		}
 		fmt.Fprintf(w, "  handoff:   %s\n", yesNo(c.Handoff, "written", "none"))
 		fmt.Fprintf(w, "  playbooks: %d stored\n", c.Playbooks)
-		fmt.Fprintf(w, "  proposal:  %s\n", yesNo(c.Proposal, "stored (pending)", "none stored"))
+		proposal := yesNo(c.Proposal, "stored (pending)", "none stored")
+		if c.ProposalRefused {
+			proposal = "not stored: the user rejected the same before"
+		}
+		fmt.Fprintf(w, "  proposal:  %s\n", proposal)
 		if c.Truncated {
 			fmt.Fprintln(w, "  note:      the answer was cut off; only its additive sections were applied")
 		}
