@@ -286,18 +286,12 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, job *river.Job[Args], st *store.ConsolidateState,
 	ms []memory.Memory, byID map[int64]memory.Memory, top int64, now time.Time) (string, error) {
 	d, a := p.d, job.Args
-	if st.RunID != "" {
-		// Read, not locked: the derive step locks the run, then this state;
-		// taking them here in the other order could deadlock on Postgres.
-		status, err := d.Store.WorkflowRunStatus(ctx, tx, st.RunID)
-		switch {
-		case errors.Is(err, store.ErrNotFound):
-			// Its rows were deleted; nothing is in flight.
-		case err != nil:
-			return "", err
-		case status == store.WorkflowRunning:
-			return fmt.Sprintf("skipped: run %s is still in flight", st.RunID), nil
-		}
+	// The run is read, not locked: the derive step locks the run, then this
+	// state; taking them here in the other order could deadlock on Postgres.
+	if busy, err := running(ctx, d.Store, tx, *st); err != nil {
+		return "", err
+	} else if busy {
+		return fmt.Sprintf("skipped: run %s is still in flight", st.RunID), nil
 	}
 	if a.Reason != ReasonManual && !a.DryRun && !st.LastStartedAt.IsZero() {
 		if next := st.LastStartedAt.Add(d.Settings.Cooldown); now.Before(next) {

@@ -397,5 +397,37 @@ func TestConsolidateTriggers(t *testing.T) {
 		if n := len(planners()); n != 0 {
 			t.Fatalf("%d planners inside the cooldown", n)
 		}
+		// Past the cooldown, a run in flight holds the trigger back; once
+		// that run has failed it no longer does.
+		err = s.InTx(ctx, func(tx *sql.Tx) error {
+			if err := s.InsertWorkflowRun(ctx, tx, store.WorkflowRun{ID: "wf_busy", Name: "consolidate",
+				Status: store.WorkflowRunning, Input: json.RawMessage("{}")}); err != nil {
+				return err
+			}
+			st, err := s.LockConsolidateState(ctx, tx, ws)
+			if err != nil {
+				return err
+			}
+			st.LastStartedAt, st.SessionsSince, st.RunID = s.Now().Add(-2*time.Hour), 0, "wf_busy"
+			return s.PutConsolidateState(ctx, tx, st)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 3 {
+			end(true)
+		}
+		if n := len(planners()); n != 0 {
+			t.Fatalf("%d planners while a run is in flight", n)
+		}
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			return s.SetWorkflowRunStatus(ctx, tx, "wf_busy", "failed", "step merge_001: gave up")
+		}); err != nil {
+			t.Fatal(err)
+		}
+		end(true)
+		if n := len(planners()); n != 1 {
+			t.Fatalf("%d planners after the run in flight failed, want 1", n)
+		}
 	})
 }

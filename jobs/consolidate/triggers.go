@@ -3,6 +3,7 @@ package consolidate
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -58,8 +59,14 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 			if err != nil {
 				return err
 			}
-			if ok && !Due(st, now, d.Settings.Cooldown) {
-				continue
+			if ok {
+				busy, err := running(ctx, d.Store, tx, st)
+				if err != nil {
+					return err
+				}
+				if !Due(st, busy, now, d.Settings.Cooldown) {
+					continue
+				}
 			}
 			if _, err := client.InsertTx(ctx, tx, Args{Workspace: ws, Reason: ReasonCron}, nil); err != nil {
 				return fmt.Errorf("enqueue consolidate of %q: %w", ws, err)
@@ -77,14 +84,26 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 }
 
 // Due reports whether a workspace may start a run now that is not asked
-// for by hand: none in flight and its cooldown over. (A run recorded in
-// flight that has failed is the planner's to see; here it counts as in
-// flight, which only delays the next trigger.)
-func Due(st store.ConsolidateState, now time.Time, cooldown time.Duration) bool {
-	if st.RunID != "" {
+// for by hand: none in flight (inFlight) and its cooldown over.
+func Due(st store.ConsolidateState, inFlight bool, now time.Time, cooldown time.Duration) bool {
+	if inFlight {
 		return false
 	}
 	return st.LastStartedAt.IsZero() || !now.Before(st.LastStartedAt.Add(cooldown))
+}
+
+// running reports whether the state's run is still running. A run that
+// failed (its dead letters not retried) or was deleted is not: it must not
+// hold back the triggers. The run is read, not locked (see plan).
+func running(ctx context.Context, s *store.Store, tx *sql.Tx, st store.ConsolidateState) (bool, error) {
+	if st.RunID == "" {
+		return false, nil
+	}
+	status, err := s.WorkflowRunStatus(ctx, tx, st.RunID)
+	if errors.Is(err, store.ErrNotFound) {
+		return false, nil
+	}
+	return status == store.WorkflowRunning, err
 }
 
 // Hook counts session ends per workspace for the "N sessions since the
@@ -109,7 +128,11 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 	}
 	st.SessionsSince++
 	now := h.Store.Now()
-	if st.SessionsSince >= set.AfterSessions && Due(st, now, set.Cooldown) {
+	busy, err := running(ctx, h.Store, tx, st)
+	if err != nil {
+		return err
+	}
+	if st.SessionsSince >= set.AfterSessions && Due(st, busy, now, set.Cooldown) {
 		if _, err := client.InsertTx(ctx, tx, Args{Workspace: s.Workspace, Reason: ReasonSessions},
 			&river.InsertOpts{ScheduledAt: now.Add(set.TriggerDelay)}); err != nil {
 			return fmt.Errorf("enqueue consolidate of %q: %w", s.Workspace, err)
