@@ -102,12 +102,13 @@ func (s *Store) PutConsolidateState(ctx context.Context, tx *sql.Tx, st Consolid
 }
 
 // WorkspacesWithNewMemories lists the libraries ("" is the global one)
-// that have live memories newer than their consolidation watermark: the
-// ones the nightly sweep consolidates.
+// that have live memories newer than their consolidation watermark, other
+// than consolidation's own (origin sleep): the ones the nightly sweep
+// consolidates.
 func (s *Store) WorkspacesWithNewMemories(ctx context.Context, q querier) ([]string, error) {
 	rows, err := q.QueryContext(ctx, `select distinct m.workspace from memories m
 		left join consolidate_state c on c.workspace = m.workspace
-		where m.id > coalesce(c.watermark, 0) and m.invalid_at is null and not m.quarantined
+		where m.id > coalesce(c.watermark, 0) and m.invalid_at is null and not m.quarantined and m.origin <> 'sleep'
 		order by m.workspace`)
 	if err != nil {
 		return nil, fmt.Errorf("list workspaces with new memories: %w", err)

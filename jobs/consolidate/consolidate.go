@@ -13,7 +13,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -237,9 +236,6 @@ type Planner struct {
 	d Deps
 }
 
-// errSkip ends a planner's transaction early with its note written.
-var errSkip = errors.New("skip")
-
 // Work plans and starts one run, or records why not, and completes the job,
 // all in one transaction.
 func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
@@ -255,6 +251,10 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		byID[m.ID] = m
 		top = max(top, m.ID)
 	}
+	// What consolidation wrote itself (merged and derived memories) is not
+	// news: a workspace whose only new rows are last night's output is not
+	// consolidated again.
+	news := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Origin == memory.OriginSleep })
 	client := river.ClientFromContext[*sql.Tx](ctx)
 	var note string
 	err = d.Store.InTx(ctx, func(tx *sql.Tx) error {
@@ -263,7 +263,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err != nil {
 			return err
 		}
-		note, err = p.plan(ctx, tx, client, job, &st, ms, byID, top, now)
+		note, err = p.plan(ctx, tx, client, job, &st, ms, news, byID, top, now)
 		if err != nil {
 			return err
 		}
@@ -284,7 +284,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 // plan decides, under the state's lock, and starts the run when there is
 // one to start; it returns the note that says what it decided.
 func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, job *river.Job[Args], st *store.ConsolidateState,
-	ms []memory.Memory, byID map[int64]memory.Memory, top int64, now time.Time) (string, error) {
+	ms, news []memory.Memory, byID map[int64]memory.Memory, top int64, now time.Time) (string, error) {
 	d, a := p.d, job.Args
 	// The run is read, not locked: the derive step locks the run, then this
 	// state; taking them here in the other order could deadlock on Postgres.
@@ -298,7 +298,8 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 			return fmt.Sprintf("skipped: cooldown until %s", next.Format(time.RFC3339)), nil
 		}
 	}
-	if top <= st.Watermark && a.Reason != ReasonManual {
+	fresh := countAfter(news, st.Watermark)
+	if fresh == 0 && a.Reason != ReasonManual {
 		return fmt.Sprintf("skipped: nothing new since memory %d", st.Watermark), nil
 	}
 	// Derived memories are replaced as a set by the derive step, not merged.
@@ -308,7 +309,7 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 	in := RunInput{Workspace: a.Workspace, Reason: a.Reason, Since: st.Watermark, Watermark: max(top, st.Watermark),
 		Memories: len(ms), Clusters: len(clusters), Chunks: len(chunks), PlannerJob: job.ID}
 	plan := fmt.Sprintf("%d live memories, %d new since memory %d, %d candidate clusters in %d chunks",
-		len(ms), countAfter(ms, st.Watermark), st.Watermark, len(clusters), len(chunks))
+		len(ms), fresh, st.Watermark, len(clusters), len(chunks))
 	if a.DryRun {
 		return "dry run: " + plan, nil
 	}

@@ -237,6 +237,15 @@ func TestConsolidateMergesRejectsAndDerives(t *testing.T) {
 				t.Fatalf("%d live %s after the second run, want %d", n, k, want)
 			}
 		}
+		// What consolidation wrote is not news: a cron run (no cooldown
+		// here) finds nothing new, and the sweep passes the workspace by.
+		st, c = e.run(t, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonCron})
+		if c != nil || !strings.HasPrefix(st.LastNote, "skipped: nothing new since memory ") {
+			t.Fatalf("cron run after consolidating: %q", st.LastNote)
+		}
+		if due, err := s.WorkspacesWithNewMemories(context.Background(), s.DB); err != nil || len(due) != 0 {
+			t.Fatalf("due after consolidating: %q, %v", due, err)
+		}
 	})
 }
 
