@@ -14,9 +14,7 @@ package consolidate
 
 import (
 	"fmt"
-	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
 )
@@ -31,25 +29,6 @@ type Source struct {
 
 func bad(field, format string, args ...any) error {
 	return &memory.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
-}
-
-// line checks one line of text: present, one line, within [lo, hi] runes.
-func line(field, s string, lo, hi int) error {
-	t := strings.TrimSpace(s)
-	n := utf8.RuneCountInString(t)
-	switch {
-	case !utf8.ValidString(s):
-		return bad(field, "not valid UTF-8")
-	case t == "":
-		return bad(field, "required")
-	case strings.ContainsAny(t, "\n\r\v\f\u0085\u2028\u2029"):
-		return bad(field, "must be one line")
-	case n < lo:
-		return bad(field, "shorter than %d characters", lo)
-	case n > hi:
-		return bad(field, "longer than %d characters", hi)
-	}
-	return nil
 }
 
 // live reports a memory that still counts: valid now and not quarantined.

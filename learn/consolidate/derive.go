@@ -126,7 +126,7 @@ func (o DeriveOutput) Validate() error {
 			return bad(l.name, "%d items, want %d to %d", len(l.items), l.lo, l.hi)
 		}
 		for i, s := range l.items {
-			if err := line(fmt.Sprintf("%s[%d]", l.name, i), s, memory.MinTextRunes, MaxDerivedRunes); err != nil {
+			if err := memory.CheckLine(fmt.Sprintf("%s[%d]", l.name, i), s, memory.MinTextRunes, MaxDerivedRunes); err != nil {
 				return err
 			}
 		}

@@ -43,7 +43,7 @@ var notKeys = setOf("e.g i.e etc a.m p.m vs and/or")
 // (memory.New, retro_session, PostgreSQL), and quoted or backticked
 // strings.
 func KeyContent(text string) []string {
-	text = foldWidth(text)
+	text = memory.FoldWidth(text)
 	var keys []string
 	seen := map[string]bool{}
 	add := func(k string) {
@@ -116,7 +116,7 @@ func normalizeKey(tok string) string {
 // faithful. Key tokens are matched whole: 5433 is not in 15433, v1.2 is
 // not in v1.2.3.
 func Missing(merged string, sources []memory.Memory) []string {
-	hay := strings.Join(strings.Fields(strings.ToLower(foldWidth(merged))), " ")
+	hay := strings.Join(strings.Fields(strings.ToLower(memory.FoldWidth(merged))), " ")
 	have := unitSet(merged)
 	var missing []string
 	seen := map[string]bool{}
@@ -203,18 +203,4 @@ func coverage(src, have map[string]bool) (float64, bool) {
 		}
 	}
 	return float64(n) / float64(len(src)), true
-}
-
-// foldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
-// ideographic space to a space, as memory.Normalize does.
-func foldWidth(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 0xFF01 && r <= 0xFF5E:
-			return r - 0xFEE0
-		case r == 0x3000:
-			return ' '
-		}
-		return r
-	}, s)
 }

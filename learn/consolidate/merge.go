@@ -91,7 +91,7 @@ func (o MergeOutput) Validate(clusters int) error {
 			return bad(f+".cluster", "%d repeats merges[%d]", m.Cluster, j)
 		}
 		seen[m.Cluster] = i
-		if err := line(f+".text", m.Text, 1, MaxMergeRunes); err != nil {
+		if err := memory.CheckLine(f+".text", m.Text, 1, MaxMergeRunes); err != nil {
 			return err
 		}
 	}

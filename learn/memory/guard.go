@@ -41,7 +41,7 @@ var injection = []struct {
 // caught too.
 func Quarantine(text string) (bool, string) {
 	t := lineEnds.Replace(text)
-	for _, candidate := range []string{t, foldWidth(t)} {
+	for _, candidate := range []string{t, FoldWidth(t)} {
 		for _, p := range injection {
 			if p.re.MatchString(candidate) {
 				return true, p.name
@@ -127,9 +127,9 @@ func credentialLabel(match string) string {
 	return strings.TrimRight(m, "-_")
 }
 
-// foldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
-// ideographic space to a space.
-func foldWidth(s string) string {
+// FoldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
+// ideographic space to a space, so "ｒｍ　－ｒｆ" reads as "rm -rf".
+func FoldWidth(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 0xFF01 && r <= 0xFF5E:

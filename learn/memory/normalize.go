@@ -13,7 +13,7 @@ import (
 func Normalize(text string) string {
 	var b strings.Builder
 	gap := false
-	for _, r := range foldWidth(text) {
+	for _, r := range FoldWidth(text) {
 		if unicode.IsPunct(r) || unicode.IsSpace(r) || unicode.IsControl(r) {
 			gap = b.Len() > 0
 			continue

@@ -28,6 +28,31 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
 
+// CheckLine checks one line of text of an answer or a request (an LLM
+// output's entry, a handoff line, a step): valid UTF-8, present, one line,
+// and within [lo, hi] runes once trimmed. It reports the problem as a
+// *FieldError naming field.
+func CheckLine(field, s string, lo, hi int) error {
+	bad := func(format string, args ...any) error {
+		return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
+	}
+	t := strings.TrimSpace(s)
+	n := utf8.RuneCountInString(t)
+	switch {
+	case !utf8.ValidString(s):
+		return bad("not valid UTF-8")
+	case t == "":
+		return bad("required")
+	case strings.ContainsAny(t, "\n\r\v\f\u0085\u2028\u2029"):
+		return bad("must be one line")
+	case n < lo:
+		return bad("shorter than %d characters", lo)
+	case n > hi:
+		return bad("longer than %d characters", hi)
+	}
+	return nil
+}
+
 // Validate checks a memory about to be written and reports the first bad
 // field. Enums are closed: an unknown kind, src or origin is refused, never
 // silently mapped to a default.

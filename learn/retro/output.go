@@ -155,32 +155,13 @@ func bad(field, format string, args ...any) error {
 	return &memory.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-// line checks one line of text: present, one line, within [lo, hi] runes.
-func line(field, s string, lo, hi int) error {
-	t := strings.TrimSpace(s)
-	n := utf8.RuneCountInString(t)
-	switch {
-	case !utf8.ValidString(s):
-		return bad(field, "not valid UTF-8")
-	case t == "":
-		return bad(field, "required")
-	case strings.ContainsAny(t, "\n\r\u2028\u2029"):
-		return bad(field, "must be one line")
-	case n < lo:
-		return bad(field, "shorter than %d characters", lo)
-	case n > hi:
-		return bad(field, "longer than %d characters", hi)
-	}
-	return nil
-}
-
 func validateEntries(name string, es []Entry, check func(string) string) error {
 	if len(es) > MaxEntries {
 		return bad(name, "%d entries, at most %d", len(es), MaxEntries)
 	}
 	for i, e := range es {
 		f := fmt.Sprintf("%s[%d]", name, i)
-		if err := line(f+".text", e.Text, memory.MinTextRunes, memory.MaxTextRunes); err != nil {
+		if err := memory.CheckLine(f+".text", e.Text, memory.MinTextRunes, memory.MaxTextRunes); err != nil {
 			return err
 		}
 		if check != nil {
@@ -230,7 +211,7 @@ func validateHandoff(lines []string) error {
 		return bad("handoff", "%d lines, want %d to %d", len(lines), MinHandoffLines, MaxHandoffLines)
 	}
 	for i, l := range lines {
-		if err := line(fmt.Sprintf("handoff[%d]", i), l, 1, MaxHandoffRunes); err != nil {
+		if err := memory.CheckLine(fmt.Sprintf("handoff[%d]", i), l, 1, MaxHandoffRunes); err != nil {
 			return err
 		}
 	}
@@ -258,7 +239,7 @@ func validatePlaybooks(ps []Playbook) error {
 		}
 		seen[p.Slug] = i
 		for k, s := range p.Steps {
-			if err := line(fmt.Sprintf("%s.steps[%d]", f, k), s, memory.MinTextRunes, MaxStepRunes); err != nil {
+			if err := memory.CheckLine(fmt.Sprintf("%s.steps[%d]", f, k), s, memory.MinTextRunes, MaxStepRunes); err != nil {
 				return err
 			}
 		}
@@ -275,7 +256,7 @@ func validateSupersede(ss []Supersede) error {
 		if _, ok := supersedeKinds[s.Kind]; !ok {
 			return bad(f+".kind", "%q is not one of facts, lessons, resources, methods", s.Kind)
 		}
-		if err := line(f+".text", s.Text, 1, memory.MaxTextRunes); err != nil {
+		if err := memory.CheckLine(f+".text", s.Text, 1, memory.MaxTextRunes); err != nil {
 			return err
 		}
 		if utf8.RuneCountInString(memory.Normalize(s.Text)) < minSupersedeRune {
@@ -290,7 +271,7 @@ func validateProposal(ps Proposals) error {
 		return bad("proposal", "%d proposals, at most one", len(ps))
 	}
 	for _, p := range ps {
-		if err := line("proposal.summary", p.Summary, memory.MinTextRunes, MaxSummaryRunes); err != nil {
+		if err := memory.CheckLine("proposal.summary", p.Summary, memory.MinTextRunes, MaxSummaryRunes); err != nil {
 			return err
 		}
 		if utf8.RuneCountInString(p.Detail) > MaxDetailRunes {
