@@ -89,7 +89,7 @@ var (
 	deadDesc = prometheus.NewDesc("mull_dead_letters",
 		"Dead letters kept for an operator, by kind: discarded jobs (attempts exhausted) and jobs cancelled with an error (permanent failures).", []string{"kind"}, nil)
 	llmCallsDesc = prometheus.NewDesc("mull_llm_calls_24h",
-		"LLM calls in the last 24 hours by job kind and outcome (ok, retryable, permanent, pause, budget, invalid).",
+		"LLM calls in the last 24 hours by job kind and outcome (ok, retryable, permanent, pause, budget, invalid; running while in flight, lost when the worker died mid-call).",
 		[]string{"kind", "outcome"}, nil)
 	llmTokensDesc = prometheus.NewDesc("mull_llm_tokens_24h",
 		"LLM tokens in the last 24 hours by job kind and class (cache_hit, cache_miss, completion).",

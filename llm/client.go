@@ -1,9 +1,10 @@
 // Package llm calls DeepSeek through go-openai: per-kind model settings,
 // absolute deadlines, JSON mode with validation, usage with DeepSeek's
 // prefix-cache split, cost, a daily budget reserved before each call and
-// settled after, a record of every call, and errors sorted into classes that
-// map to River in one place. The fake DeepSeek for tests and demos is
-// llm/fakeds.
+// settled after, a record of every call (written as running before the
+// request goes out, finished when it returns), and errors sorted into
+// classes that map to River in one place. The fake DeepSeek for tests and
+// demos is llm/fakeds.
 package llm
 
 import (
@@ -74,9 +75,13 @@ type Ledger interface {
 	Release(ctx context.Context, r budget.Reservation) error
 }
 
-// Recorder stores call records (the store); nil records nothing.
+// Recorder stores call records (the store); nil records nothing. A call is
+// started as running before its request goes out, and finished when it
+// returns; FinishLLMCall inserts the whole record when the start was never
+// written.
 type Recorder interface {
-	InsertLLMCall(ctx context.Context, c store.LLMCall) error
+	StartLLMCall(ctx context.Context, c *store.LLMCall) error
+	FinishLLMCall(ctx context.Context, c store.LLMCall) error
 }
 
 // Options build a Client.
@@ -126,14 +131,21 @@ func New(o Options) *Client {
 // Pricing is the client's price table.
 func (c *Client) Pricing() Pricing { return c.pricing }
 
-// Complete makes one call: reserve budget, call with an absolute deadline,
-// read usage, settle, record. A call whose output is blank or truncated is
-// an error (Retryable) even though it spent tokens, which are settled.
+// Hold is how long after it starts a call can still be in flight: its
+// deadline (llm.call_timeout) plus a minute to settle and record it. Its
+// budget reservation expires then, and a record still running after it
+// belongs to a worker that died: jobs/budgetsweep marks it lost.
+func (c *Client) Hold() time.Duration { return c.cfg.CallTimeout.D() + time.Minute }
+
+// Complete makes one call: reserve budget, record the call as running, call
+// with an absolute deadline, read usage, settle, finish the record. A call
+// whose output is blank or truncated is an error (Retryable) even though it
+// spent tokens, which are settled.
 func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 	m := c.cfg.ForKind(call.Kind)
 	start := c.now()
 	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start}
-	res, usage, err := c.complete(ctx, call, m, start)
+	res, usage, err := c.complete(ctx, call, m, &rec)
 	rec.LatencyMS = c.now().Sub(start).Milliseconds()
 	rec.PromptTokens, rec.CompletionTokens = usage.PromptTokens, usage.CompletionTokens
 	rec.CacheHitTokens, rec.CacheMissTokens = usage.CacheHitTokens, usage.CacheMissTokens
@@ -144,31 +156,51 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 		errors.As(err, &e)
 		rec.Outcome, rec.ErrorReason, rec.Error = string(e.Class), e.Reason, truncate(err.Error(), 1000)
 	}
-	c.record(ctx, rec)
+	c.finish(ctx, rec)
 	res.Usage, res.CostNanoUSD, res.Latency, res.Model = usage, rec.CostNanoUSD, time.Duration(rec.LatencyMS)*time.Millisecond, m.Model
 	return res, err
 }
 
-func (c *Client) record(ctx context.Context, rec store.LLMCall) {
+// start records the call as running once its budget is reserved, just
+// before the request goes out: a worker killed mid-call leaves that record
+// for the budget sweep to mark lost, while a call refused before it reached
+// DeepSeek never shows as in flight. A failed write is logged and the call
+// goes on; finish then inserts the whole record.
+func (c *Client) start(ctx context.Context, rec *store.LLMCall) {
+	if c.calls == nil {
+		return
+	}
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := c.calls.StartLLMCall(sctx, rec); err != nil {
+		c.log.Warn("record llm call start", "error", err, "kind", rec.Kind, "job_id", rec.JobID)
+	}
+}
+
+// finish writes the call's final record over its running one, or inserts it
+// when there is none.
+func (c *Client) finish(ctx context.Context, rec store.LLMCall) {
 	if c.calls == nil {
 		return
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := c.calls.InsertLLMCall(rctx, rec); err != nil {
+	if err := c.calls.FinishLLMCall(rctx, rec); err != nil {
 		c.log.Warn("record llm call", "error", err, "kind", rec.Kind, "job_id", rec.JobID)
 	}
 }
 
-func (c *Client) complete(ctx context.Context, call Call, m config.Model, start time.Time) (Result, Usage, error) {
+func (c *Client) complete(ctx context.Context, call Call, m config.Model, rec *store.LLMCall) (Result, Usage, error) {
 	if len(call.Messages) == 0 {
 		return Result{}, Usage{}, newErr(Permanent, "empty_prompt", errors.New("no messages"))
 	}
+	start := rec.CreatedAt
 	promptEst := EstimatePromptTokens(call.Messages)
 	resv, err := c.reserve(ctx, call, m, start, promptEst)
 	if err != nil {
 		return Result{}, Usage{}, err
 	}
+	c.start(ctx, rec)
 	res, usage, spent, err := c.do(ctx, call, m)
 	c.settle(ctx, resv, usage, spent, m.Model, start)
 	return res, usage, err
@@ -182,7 +214,7 @@ func (c *Client) reserve(ctx context.Context, call Call, m config.Model, start t
 	r, err := c.ledger.Reserve(ctx, budget.Request{
 		JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace,
 		Tokens: promptEst + max, NanoUSD: c.pricing.MaxCost(m.Model, start, promptEst, max),
-		Expires: start.Add(c.cfg.CallTimeout.D() + time.Minute),
+		Expires: start.Add(c.Hold()),
 	})
 	var ex *budget.ExhaustedError
 	if errors.As(err, &ex) && ex.Impossible() {

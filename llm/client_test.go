@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -19,11 +23,46 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-type recorder struct{ calls []store.LLMCall }
+// recorder is an in-memory llm_calls table: a started call is a running
+// row, finished in place, as the store does it.
+type recorder struct {
+	mu     sync.Mutex
+	calls  []store.LLMCall
+	starts int
+	// failStart makes StartLLMCall fail after it filled in the record.
+	failStart bool
+}
 
-func (r *recorder) InsertLLMCall(_ context.Context, c store.LLMCall) error {
+func (r *recorder) StartLLMCall(_ context.Context, c *store.LLMCall) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.starts++
+	c.ID, c.Outcome = fmt.Sprintf("call_%d", r.starts), store.LLMCallRunning
+	if r.failStart {
+		return errors.New("database is locked")
+	}
+	r.calls = append(r.calls, *c)
+	return nil
+}
+
+func (r *recorder) FinishLLMCall(_ context.Context, c store.LLMCall) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for i := range r.calls {
+		if c.ID != "" && r.calls[i].ID == c.ID {
+			r.calls[i] = c
+			return nil
+		}
+	}
 	r.calls = append(r.calls, c)
 	return nil
+}
+
+// rows returns a copy of the table, for reading while a call is in flight.
+func (r *recorder) rows() []store.LLMCall {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.calls)
 }
 
 func setup(t *testing.T, script *fakeds.Script, edit func(*config.LLM)) (*llm.Client, *fakeds.Server, *recorder) {
@@ -31,15 +70,21 @@ func setup(t *testing.T, script *fakeds.Script, edit func(*config.LLM)) (*llm.Cl
 	fake := fakeds.New(fakeds.Options{Script: script, KeepAliveEvery: 5 * time.Millisecond})
 	srv := httptest.NewServer(fake)
 	t.Cleanup(func() { fake.Close(); srv.Close() })
+	c, rec := newClient(srv.URL, edit)
+	return c, fake, rec
+}
+
+// newClient builds a client of the fake at url, recording into a recorder.
+func newClient(url string, edit func(*config.LLM)) (*llm.Client, *recorder) {
 	cfg := config.Default().LLM
-	cfg.BaseURL, cfg.APIKey = srv.URL+"/v1", "sk-test"
+	cfg.BaseURL, cfg.APIKey = url+"/v1", "sk-test"
 	cfg.CallTimeout = config.Duration(2 * time.Second)
 	if edit != nil {
 		edit(&cfg)
 	}
 	rec := &recorder{}
 	c := llm.New(llm.Options{Config: cfg, Calls: rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	return c, fake, rec
+	return c, rec
 }
 
 func probeCall(text string) llm.Call {
@@ -208,12 +253,85 @@ func TestBudgetRefusals(t *testing.T) {
 		if impossible {
 			want = llm.Permanent
 		}
-		if e.Class != want || len(fake.Requests()) != 0 || len(rec.calls) != 1 || rec.calls[0].Outcome != string(want) {
+		if e.Class != want || len(fake.Requests()) != 0 || len(rec.calls) != 1 || rec.calls[0].Outcome != string(want) || rec.starts != 0 {
 			t.Errorf("impossible=%t: class %s, %d requests sent, records %+v", impossible, e.Class, len(fake.Requests()), rec.calls)
 		}
 		if !impossible && !e.ResetAt.Equal(time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)) {
 			t.Errorf("ResetAt = %s", e.ResetAt)
 		}
 		srv.Close()
+	}
+}
+
+// TestRecordRunningWhileInFlight holds the request at the fake and checks
+// the call is recorded as running before it returns (a worker killed now
+// leaves that row), then finished in place with its usage.
+func TestRecordRunningWhileInFlight(t *testing.T) {
+	fake := fakeds.New(fakeds.Options{})
+	arrived, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		once.Do(func() { close(arrived) })
+		select {
+		case <-release:
+			fake.ServeHTTP(w, r)
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	var releaseOnce sync.Once
+	defer releaseOnce.Do(func() { close(release) })
+	c, rec := newClient(srv.URL, func(l *config.LLM) { l.CallTimeout = config.Duration(time.Minute) })
+
+	var res llm.Result
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		res, err = c.Complete(context.Background(), probeCall("hi"))
+		done <- err
+	}()
+	select {
+	case <-arrived:
+	case err := <-done:
+		t.Fatalf("call returned before it reached the fake: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never reached the fake")
+	}
+	held := rec.rows()
+	if len(held) != 1 || held[0].ID == "" || held[0].Outcome != store.LLMCallRunning || held[0].JobID != 42 ||
+		held[0].Kind != "llm_probe" || held[0].Workspace != "/w" || held[0].Model == "" || held[0].CreatedAt.IsZero() ||
+		held[0].PromptTokens != 0 || held[0].CostNanoUSD != 0 {
+		t.Fatalf("records while the call is held: %+v; want one running row", held)
+	}
+
+	releaseOnce.Do(func() { close(release) })
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call did not return once released")
+	}
+	rows := rec.rows()
+	if len(rows) != 1 || rows[0].ID != held[0].ID || rows[0].Outcome != "ok" || rows[0].PromptTokens == 0 ||
+		rows[0].PromptTokens != res.Usage.PromptTokens || rows[0].CompletionTokens != res.Usage.CompletionTokens ||
+		rows[0].CostNanoUSD != res.CostNanoUSD || !rows[0].CreatedAt.Equal(held[0].CreatedAt) {
+		t.Fatalf("records after the call: %+v; want the running row finished ok with %+v", rows, res.Usage)
+	}
+}
+
+// TestRecordWhenStartFails checks a failed start write neither stops the
+// call nor loses its record: the finish inserts it whole.
+func TestRecordWhenStartFails(t *testing.T) {
+	c, fake, rec := setup(t, nil, nil)
+	rec.failStart = true
+	res, err := c.Complete(context.Background(), probeCall("hi"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(fake.Requests()) != 1 || rec.starts != 1 || len(rec.calls) != 1 || rec.calls[0].Outcome != "ok" ||
+		rec.calls[0].PromptTokens != res.Usage.PromptTokens || rec.calls[0].Kind != "llm_probe" {
+		t.Fatalf("%d requests, %d starts, records %+v; want the call made and recorded ok", len(fake.Requests()), rec.starts, rec.calls)
 	}
 }

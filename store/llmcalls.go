@@ -22,12 +22,88 @@ type LLMCall struct {
 	CacheMissTokens  int64  `json:"cache_miss_tokens"`
 	CostNanoUSD      int64  `json:"cost_nano_usd"`
 	LatencyMS        int64  `json:"latency_ms"`
-	// Outcome is "ok" or the error class (retryable, permanent, pause,
-	// budget, invalid).
+	// Outcome is "ok", the error class (retryable, permanent, pause,
+	// budget, invalid), LLMCallRunning while the request is in flight, or
+	// LLMCallLost when its worker stopped before it returned.
 	Outcome     string    `json:"outcome"`
 	ErrorReason string    `json:"error_reason,omitempty"`
 	Error       string    `json:"error,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+}
+
+// Outcomes of a call that has not returned. A running record is written
+// before the request goes out and finished when it returns; one still running
+// past the call's deadline belongs to a worker that died, and the budget
+// sweep marks it lost: DeepSeek may have billed it, but its usage is unknown.
+const (
+	LLMCallRunning = "running"
+	LLMCallLost    = "lost"
+)
+
+// LostLLMCallReason and LostLLMCallError are a lost call's error_reason and
+// error.
+const (
+	LostLLMCallReason = "worker_died"
+	LostLLMCallError  = "the worker stopped before the call returned; its usage is unknown"
+)
+
+// StartLLMCall records a call as it goes out, with outcome LLMCallRunning.
+// It fills in c's ID (when empty), Outcome and CreatedAt (when zero) before
+// writing, so the caller can finish the same record even when this write
+// fails.
+func (s *Store) StartLLMCall(ctx context.Context, c *LLMCall) error {
+	if c.ID == "" {
+		c.ID = newID("call_")
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.Now()
+	}
+	c.Outcome = LLMCallRunning
+	return s.InsertLLMCall(ctx, *c)
+}
+
+// FinishLLMCall writes a call's final record over its running one: usage,
+// cost, latency, outcome and error. When there is no row to finish (the start
+// write failed, or the call never started), it inserts the whole record, so
+// a failed first write never loses a call. An empty ID is generated.
+func (s *Store) FinishLLMCall(ctx context.Context, c LLMCall) error {
+	if c.ID == "" {
+		c.ID = newID("call_")
+	}
+	if c.CreatedAt.IsZero() {
+		c.CreatedAt = s.Now()
+	}
+	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		on conflict (id) do update set prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
+		cache_hit_tokens = excluded.cache_hit_tokens, cache_miss_tokens = excluded.cache_miss_tokens,
+		cost_nano_usd = excluded.cost_nano_usd, latency_ms = excluded.latency_ms, outcome = excluded.outcome,
+		error_reason = excluded.error_reason, error = excluded.error`,
+		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt))
+	if err != nil {
+		return fmt.Errorf("finish llm call %s: %w", c.ID, err)
+	}
+	return nil
+}
+
+// MarkLostLLMCalls marks LLMCallLost every call still running that started
+// before the given time, and returns how many it marked. Pass a time before
+// which no live call can have started (now minus the call deadline and a
+// margin). A call that returns after all finishes its record over the mark.
+func (s *Store) MarkLostLLMCalls(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.DB.ExecContext(ctx, `update llm_calls set outcome = $1, error_reason = $2, error = $3
+		where outcome = $4 and created_at < $5`,
+		LLMCallLost, LostLLMCallReason, LostLLMCallError, LLMCallRunning, before.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("mark lost llm calls: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("mark lost llm calls: %w", err)
+	}
+	return int(n), nil
 }
 
 // InsertLLMCall records a call; an empty ID is generated.
@@ -42,7 +118,7 @@ func (s *Store) InsertLLMCall(ctx context.Context, c LLMCall) error {
 		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at)
 		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
 		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
-		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, c.CreatedAt.UTC())
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt))
 	if err != nil {
 		return fmt.Errorf("record llm call: %w", err)
 	}
@@ -115,6 +191,9 @@ func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, e
 }
 
 // LLMUsageRow sums calls by one grouping: job, workspace, kind or day.
+// Calls counts every record, running ones included; Failed counts those that
+// ended in an error or were lost. A running or lost call adds no tokens or
+// cost: its usage is unknown.
 type LLMUsageRow struct {
 	Group            string `json:"group"`
 	Calls            int64  `json:"calls"`
@@ -146,7 +225,7 @@ func (s *Store) SumLLMCalls(ctx context.Context, by string, f LLMCallFilter) ([]
 	}
 	where, args := f.where()
 	rows, err := s.DB.QueryContext(ctx, `select `+group+` as g, count(*),
-		sum(case when outcome = 'ok' then 0 else 1 end), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
+		sum(case when outcome in ('ok', 'running') then 0 else 1 end), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls`+where+` group by g order by g`, args...)
 	if err != nil {

@@ -17,7 +17,10 @@ func newLLMCmd(g *globals) *cobra.Command {
 		Short: "Show LLM calls, their tokens and cost",
 		Long: `Every call mull makes to the model is recorded: job id and kind, workspace,
 model, tokens by class (prompt cache hit and miss, completion), cost, latency,
-outcome and error class.`,
+outcome and error class. A call is recorded as "running" when its request goes
+out and finished when it returns; one whose worker died before it returned
+is marked "lost" (worker_died) by the budget sweep once past llm.call_timeout
+plus a minute: DeepSeek may have billed it, but its usage is unknown.`,
 	}
 	cmd.AddCommand(newLLMCallsCmd(g), newLLMUsageCmd(g))
 	return cmd
@@ -88,8 +91,7 @@ func newLLMCallsCmd(g *globals) *cobra.Command {
 					outcome += " (" + c.ErrorReason + ")"
 				}
 				fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%d\t%d\t%.6f\t%s\t%s\n", c.CreatedAt.Format(time.RFC3339), c.JobID, c.Kind,
-					c.Model, c.PromptTokens, c.CacheHitTokens, c.CompletionTokens, usd(c.CostNanoUSD),
-					(time.Duration(c.LatencyMS) * time.Millisecond).String(), outcome)
+					c.Model, c.PromptTokens, c.CacheHitTokens, c.CompletionTokens, usd(c.CostNanoUSD), latency(c), outcome)
 			}
 			if err := tw.Flush(); err != nil {
 				return err
@@ -111,7 +113,9 @@ func newLLMUsageCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "usage",
 		Short: "Sum LLM calls' tokens and cost by job, workspace, kind or day",
-		Args:  cobra.NoArgs,
+		Long: `Sums the recorded calls' tokens and cost. CALLS counts every call, running
+ones included; FAILED counts those that ended in an error or were lost.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch by {
 			case "job", "workspace", "kind", "day":
@@ -155,3 +159,12 @@ func newLLMUsageCmd(g *globals) *cobra.Command {
 }
 
 func usd(nano int64) float64 { return float64(nano) / 1e9 }
+
+// latency is a call's latency, or "-" while it runs or once it is lost:
+// it never returned.
+func latency(c store.LLMCall) string {
+	if c.Outcome == store.LLMCallRunning || c.Outcome == store.LLMCallLost {
+		return "-"
+	}
+	return (time.Duration(c.LatencyMS) * time.Millisecond).String()
+}

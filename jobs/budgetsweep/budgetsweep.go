@@ -1,9 +1,12 @@
-// Package budgetsweep releases budget reservations whose process died
-// before settling them, so a crash cannot hold a day's budget hostage.
+// Package budgetsweep cleans up after processes that died mid-call: it
+// releases budget reservations they never settled, so a crash cannot hold a
+// day's budget hostage, and marks the call records they left running as
+// lost, so operators see calls DeepSeek may have billed.
 package budgetsweep
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -11,6 +14,7 @@ import (
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/store"
 )
 
 // Args: none.
@@ -22,18 +26,29 @@ func (Args) Kind() string { return "budget_sweep" }
 // Spec: maintenance work, retried quickly.
 var Spec = engine.Spec{Kind: "budget_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
 
-// Worker releases expired reservations.
+// Worker releases expired reservations and marks lost calls.
 type Worker struct {
 	river.WorkerDefaults[Args]
 	Ledger *budget.Ledger
+	// Store holds the call records.
+	Store *store.Store
+	// Hold is how long after its start a call can still be in flight
+	// (llm.Client.Hold: llm.call_timeout plus a minute), the same span its
+	// reservation is held; a record running longer is lost.
+	Hold   time.Duration
 	Logger *slog.Logger
 }
 
-// Work releases what expired.
+// Work releases what expired and marks what was lost. One failing does not
+// stop the other.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	n, err := w.Ledger.ReleaseExpired(ctx)
 	if n > 0 {
 		w.Logger.Warn("released budget reservations that were never settled", "count", n)
 	}
-	return err
+	lost, lostErr := w.Store.MarkLostLLMCalls(ctx, w.Store.Now().Add(-w.Hold))
+	if lost > 0 {
+		w.Logger.Warn("marked llm calls lost: their worker stopped before they returned", "count", lost)
+	}
+	return errors.Join(err, lostErr)
 }
