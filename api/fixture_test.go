@@ -29,7 +29,8 @@ const wait = 30 * time.Second
 const loopback = "127.0.0.1:40000"
 
 // testArgs is a job whose Mode says how each attempt ends: "fail" returns an
-// error, "cancel" cancels with an error, anything else succeeds.
+// error, "cancel" cancels with an error, "cutoff" cancels like a workflow
+// step its failed run cut off, anything else succeeds.
 type testArgs struct {
 	Mode string `json:"mode"`
 }
@@ -46,6 +47,8 @@ func (w *testWorker) Work(ctx context.Context, job *river.Job[testArgs]) error {
 	switch {
 	case job.Args.Mode == "cancel":
 		return river.JobCancel(fmt.Errorf("permanent on attempt %d", job.Attempt))
+	case job.Args.Mode == "cutoff":
+		return river.JobCancel(fmt.Errorf("%sworkflow run wf_x is failed", store.StepCutOff))
 	case job.Args.Mode == "fail" && !w.healed.Load():
 		return fmt.Errorf("boom on attempt %d", job.Attempt)
 	}

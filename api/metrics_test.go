@@ -52,6 +52,7 @@ func TestMetrics(t *testing.T) {
 		f.run("")       // completed
 		f.dead()        // failed once, then discarded
 		f.run("cancel") // cancelled with an error
+		f.run("cutoff") // cancelled as a workflow step its run cut off: not dead
 		closeFeed()
 		f.srv.Metrics().Consume(feed)
 
@@ -72,13 +73,13 @@ func TestMetrics(t *testing.T) {
 			`mull_database_up 1`,
 			`mull_jobs{kind="apitest",queue="default",state="completed"} 1`,
 			`mull_jobs{kind="apitest",queue="default",state="discarded"} 1`,
-			`mull_jobs{kind="apitest",queue="default",state="cancelled"} 1`,
+			`mull_jobs{kind="apitest",queue="default",state="cancelled"} 2`,
 			// The discarded job and the one cancelled with an error.
 			`mull_dead_letters{kind="apitest"} 2`,
 			`mull_job_attempts_total{kind="apitest",outcome="completed"} 1`,
 			`mull_job_attempts_total{kind="apitest",outcome="failed"} 1`,
 			`mull_job_attempts_total{kind="apitest",outcome="discarded"} 1`,
-			`mull_job_attempts_total{kind="apitest",outcome="cancelled"} 1`,
+			`mull_job_attempts_total{kind="apitest",outcome="cancelled"} 2`,
 			`mull_job_attempts_total{kind="synthetic",outcome="snoozed"} 1`,
 			`mull_job_run_duration_seconds_count{kind="apitest",outcome="completed"} 1`,
 			`mull_job_run_duration_seconds_count{kind="apitest",outcome="discarded"} 1`,

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/workflows"
 )
 
 // States are the job states that hold dead letters: discarded (attempts
@@ -144,9 +145,16 @@ func Get(ctx context.Context, c *engine.Client, id int64) (Letter, error) {
 }
 
 // isDead: discarded, or cancelled with an error. A job cancelled without
-// one (a workflow step that never started, an operator's cancel) did not fail.
+// one (a workflow step that never started, an operator's cancel) did not
+// fail, nor did a workflow step its failed run cut off before it began
+// (workflows.CutOff): retrying the step that failed brings it back, so
+// listing it would only bury the one dead letter that matters.
 func isDead(j *rivertype.JobRow) bool {
-	return j.State == rivertype.JobStateDiscarded || j.State == rivertype.JobStateCancelled && len(j.Errors) > 0
+	if j.State == rivertype.JobStateDiscarded {
+		return true
+	}
+	return j.State == rivertype.JobStateCancelled && len(j.Errors) > 0 &&
+		!strings.Contains(j.Errors[len(j.Errors)-1].Error, workflows.CutOff)
 }
 
 // Selector says which dead letters to retry: ids, or every one of a kind, or all.

@@ -137,6 +137,10 @@ func TestCancelledWithErrorIsADeadLetter(t *testing.T) {
 		if failed.State != rivertype.JobStateCancelled || len(failed.Errors) != 1 {
 			t.Fatalf("JobCancel(err) job ended %s with %d errors", failed.State, len(failed.Errors))
 		}
+		cut := f.dead(failArgs{Mode: "cutoff"})
+		if cut.State != rivertype.JobStateCancelled || len(cut.Errors) != 1 {
+			t.Fatalf("cut-off step ended %s with %d errors", cut.State, len(cut.Errors))
+		}
 		parked := f.parked()
 		quiet, err := f.c.JobCancel(ctx, parked.ID)
 		if err != nil {
@@ -156,6 +160,9 @@ func TestCancelledWithErrorIsADeadLetter(t *testing.T) {
 		}
 		if _, err := dlq.Get(ctx, f.c, quiet.ID); !errors.Is(err, dlq.ErrNotDead) {
 			t.Fatalf("Get(cancelled without error): err = %v, want ErrNotDead", err)
+		}
+		if _, err := dlq.Get(ctx, f.c, cut.ID); !errors.Is(err, dlq.ErrNotDead) {
+			t.Fatalf("Get(workflow step cut off by its run): err = %v, want ErrNotDead", err)
 		}
 
 		res, err := dlq.Retry(ctx, f.c, dlq.Selector{IDs: []int64{quiet.ID}}, false)

@@ -13,13 +13,15 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/workflows"
 )
 
 // wait bounds every wait on River; generous for a loaded 2-core machine.
 const wait = 30 * time.Second
 
 // failArgs is a test job whose Mode says how each attempt ends: "fail"
-// returns an error, "cancel" cancels with an error, anything else succeeds.
+// returns an error, "cancel" cancels with an error, "cutoff" cancels the
+// way a workflow step cut off by its failed run is, anything else succeeds.
 type failArgs struct {
 	Mode string `json:"mode"`
 	Note string `json:"note,omitempty"`
@@ -37,6 +39,8 @@ func (w *failWorker) Work(ctx context.Context, job *river.Job[failArgs]) error {
 	switch {
 	case job.Args.Mode == "cancel":
 		return river.JobCancel(fmt.Errorf("permanent failure on attempt %d", job.Attempt))
+	case job.Args.Mode == "cutoff":
+		return river.JobCancel(fmt.Errorf("%sworkflow run wf_x is failed", workflows.CutOff))
 	case job.Args.Mode == "fail" && !w.healed.Load():
 		return fmt.Errorf("boom on attempt %d", job.Attempt)
 	}

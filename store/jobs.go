@@ -33,16 +33,22 @@ func (s *Store) JobCounts(ctx context.Context) ([]JobCount, error) {
 	return out, rows.Err()
 }
 
+// StepCutOff is in the error of a workflow step job cancelled because its
+// run had failed or been cancelled before the step began (workflows.CutOff):
+// not a dead letter.
+const StepCutOff = "step cut off by its run: "
+
 // DeadLetterCounts counts dead letters by kind: discarded jobs, and jobs
 // cancelled with an error (a permanent failure). A job cancelled without
-// one (an operator's cancel, a workflow step never started) did not fail.
+// one (an operator's cancel, a workflow step never started) did not fail,
+// nor did a step its run cut off (StepCutOff).
 func (s *Store) DeadLetterCounts(ctx context.Context) (map[string]int64, error) {
-	hasErrors := "coalesce(array_length(errors, 1), 0) > 0"
+	failed := "coalesce(array_length(errors, 1), 0) > 0 and errors[array_length(errors, 1)]->>'error' not like '%" + StepCutOff + "%'"
 	if s.Dialect == SQLite {
-		hasErrors = "errors is not null and json_array_length(errors) > 0"
+		failed = "errors is not null and json_array_length(errors) > 0 and json_extract(errors, '$[#-1].error') not like '%" + StepCutOff + "%'"
 	}
 	rows, err := s.DB.QueryContext(ctx, `select kind, count(*) from river_job
-		where state = 'discarded' or (state = 'cancelled' and `+hasErrors+`) group by kind`)
+		where state = 'discarded' or (state = 'cancelled' and `+failed+`) group by kind`)
 	if err != nil {
 		return nil, fmt.Errorf("count dead letters: %w", err)
 	}

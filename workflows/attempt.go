@@ -75,7 +75,7 @@ func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot,
 	case startStale:
 		return nil, river.JobCancel(fmt.Errorf("step %q of %s is worked by job %d now", a.step, a.runID, st.JobID)), nil
 	case startCancel:
-		stop := river.JobCancel(fmt.Errorf("workflow run %s is %s", a.runID, run.Status))
+		stop := river.JobCancel(fmt.Errorf("%sworkflow run %s is %s", CutOff, a.runID, run.Status))
 		if st.Status == store.WorkflowStepCancelled {
 			return nil, stop, nil
 		}

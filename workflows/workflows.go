@@ -39,6 +39,12 @@ type Runner struct {
 	beforeCommit func(step string) error
 }
 
+// CutOff is in the error of a step job cancelled because its run had
+// failed or been cancelled before the step began: the step never ran, so it
+// is not a dead letter (package dlq leaves it out), and retrying the failed
+// step that stopped the run brings it back.
+const CutOff = store.StepCutOff
+
 // New makes a Runner over a store.
 func New(s *store.Store, logger *slog.Logger) *Runner {
 	return &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{}}
