@@ -129,7 +129,21 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 			defer cancel()
 			go apiSrv.Metrics().Consume(events)
 		}
+		dog := &engine.Watchdog{
+			Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog"),
+			Interval: a.cfg.Workers.HeartbeatInterval.D(), DeadAfter: a.cfg.Workers.DeadAfter.D(),
+		}
+		// The first heartbeat goes in before the client fetches a job: a
+		// process killed between its first fetch and its first beat would
+		// leave a running job no watchdog knows the owner of, stuck until
+		// River's own rescuer (workers.rescue_stuck_jobs_after).
+		if err := dog.Beat(workCtx); err != nil {
+			return fmt.Errorf("start workers: record this process's heartbeat: %w", err)
+		}
 		if err := a.client.Start(workCtx); err != nil {
+			forgetCtx, cancel := context.WithTimeout(context.WithoutCancel(workCtx), 5*time.Second)
+			_ = a.store.ForgetWorker(forgetCtx, a.client.ID())
+			cancel()
 			return fmt.Errorf("start workers: %w", err)
 		}
 		if apiSrv != nil {
@@ -139,10 +153,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 		dogDone := make(chan struct{})
 		go func() {
 			defer close(dogDone)
-			(&engine.Watchdog{
-				Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog"),
-				Interval: a.cfg.Workers.HeartbeatInterval.D(), DeadAfter: a.cfg.Workers.DeadAfter.D(),
-			}).Run(dogCtx)
+			dog.Run(dogCtx)
 		}()
 		defer func() { stopDog(); <-dogDone }()
 		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
