@@ -34,7 +34,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// startMull starts the test binary as a mull process.
+// startMull starts the test binary as a mull process; it is killed when
+// the test ends if nobody waited for it.
 func startMull(t *testing.T, env []string, logFile *os.File, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
@@ -43,6 +44,14 @@ func startMull(t *testing.T, env []string, logFile *os.File, args ...string) *ex
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A test that fails midway must not leave its worker running (and
+	// loading the machine for the tests after it).
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
 	return cmd
 }
 
