@@ -2,16 +2,14 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mullhq/mull/jobs/consolidate"
+	"github.com/mullhq/mull/jobs/consolidate/consolidatetest"
 	rules "github.com/mullhq/mull/learn/consolidate"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/llm/fakeds"
@@ -38,7 +36,7 @@ func TestConsolidateSurvivesSIGKILL(t *testing.T) {
 			start := time.Now()
 			ctx := context.Background()
 			r := newKillRig(t, dialect, script, label)
-			pairs := seedLibrary(t, r.store, 600)
+			pairs := consolidatetest.Library(t, r.store, killWS, 600)
 			a := r.manage(t)
 			rng := killRNG(t)
 
@@ -175,66 +173,4 @@ func (r *killRig) checkMerged(t *testing.T, pairs int) {
 			t.Fatalf("merged memory %d supersedes %d sources, want 2", id, n)
 		}
 	}
-}
-
-// seedLibrary stores a synthetic library of n memories in killWS, like
-// jobs/consolidate's scale test: distinct filler, a duplicate pair planted
-// for every tenth memory (differing in case and punctuation only), and one
-// more pair whose merge the fidelity check must reject. It returns the
-// number of pairs that merge.
-func seedLibrary(t *testing.T, s *store.Store, n int) int {
-	t.Helper()
-	ctx := context.Background()
-	pairs := n / 10
-	at := time.Now().UTC().Add(-24 * time.Hour)
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		put := func(kind memory.Kind, text string) error {
-			_, err := s.InsertMemory(ctx, tx, store.Memory{Workspace: killWS, Kind: string(kind), Text: text,
-				TextNorm: memory.Normalize(text), Importance: 5, Src: "agent", Origin: "retro", RecordedAt: at})
-			return err
-		}
-		kinds := []memory.Kind{memory.Fact, memory.Lesson}
-		texts := fillerTexts(n - pairs)
-		for i, text := range texts {
-			if err := put(kinds[i%2], text); err != nil {
-				return err
-			}
-			if i >= n-2*pairs {
-				if err := put(kinds[i%2], strings.ToUpper(text[:1])+text[1:]+"."); err != nil {
-					return err
-				}
-			}
-		}
-		// The fake merges into the longer text, which lacks the other's port.
-		if err := put(memory.Fact, "the api server listens on port 8080 in production"); err != nil {
-			return err
-		}
-		return put(memory.Fact, "the api server listens on port 8081 in production (checked)")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pairs
-}
-
-// fillerTexts is n texts that share little: ten words each, drawn by a
-// seeded generator from thousands of made-up ones, plus a number.
-func fillerTexts(n int) []string {
-	syl := strings.Fields("ba be bi bo bu da de di do du ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu")
-	var words []string
-	for _, a := range syl {
-		for _, b := range syl {
-			words = append(words, a+b, a+b+syl[(len(words)*7)%len(syl)])
-		}
-	}
-	r := rand.New(rand.NewPCG(1, 2))
-	out := make([]string, n)
-	for i := range out {
-		w := make([]string, 10)
-		for j := range w {
-			w[j] = words[r.IntN(len(words))]
-		}
-		out[i] = fmt.Sprintf("%s %d", strings.Join(w, " "), i)
-	}
-	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/jobs/consolidate"
+	"github.com/mullhq/mull/jobs/consolidate/consolidatetest"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/llm/llmtest"
@@ -83,7 +84,7 @@ func seed(t testing.TB, s *store.Store, kind memory.Kind, texts ...string) []int
 
 // filler is n distinct memories that cluster with nothing: ten words each
 // drawn from a vocabulary of 2000, so two share hardly a word pair.
-func filler(n int) []string { return synthetic(n) }
+func filler(n int) []string { return consolidatetest.Texts(n) }
 
 // run enqueues a planner and waits for it; when it started a run, it
 // waits for the run's derive step too and returns the run's counts.

@@ -2,9 +2,7 @@ package consolidate_test
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
-	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -14,86 +12,11 @@ import (
 
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/jobs/consolidate"
-	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/jobs/consolidate/consolidatetest"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
-
-// library is a synthetic workspace of n memories: distinct filler, with
-// a duplicate pair planted for every tenth memory (each pair differs only
-// in case and punctuation, so a faithful merge exists), half facts, half
-// lessons, and one more pair whose merge must be rejected (n+2 memories in
-// all). It returns the number of planted pairs that merge.
-func library(t testing.TB, s *store.Store, n int) int {
-	t.Helper()
-	ctx := context.Background()
-	pairs := n / 10
-	at := time.Now().UTC().Add(-24 * time.Hour)
-	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		put := func(kind memory.Kind, text string) error {
-			_, err := s.InsertMemory(ctx, tx, store.Memory{Workspace: ws, Kind: string(kind), Text: text,
-				TextNorm: memory.Normalize(text), Importance: 5, Src: "agent", Origin: "retro", RecordedAt: at})
-			return err
-		}
-		kinds := []memory.Kind{memory.Fact, memory.Lesson}
-		texts := synthetic(n - pairs)
-		for i, text := range texts[:n-2*pairs] {
-			if err := put(kinds[i%2], text); err != nil {
-				return err
-			}
-		}
-		for i, text := range texts[n-2*pairs:] {
-			if err := put(kinds[i%2], text); err != nil {
-				return err
-			}
-			if err := put(kinds[i%2], strings.ToUpper(text[:1])+text[1:]+"."); err != nil {
-				return err
-			}
-		}
-		// One pair a faithful merge cannot come from: the fake answers the
-		// longer text, which lacks the other's port.
-		if err := put(memory.Fact, "the api server listens on port 8080 in production"); err != nil {
-			return err
-		}
-		return put(memory.Fact, "the api server listens on port 8081 in production (checked)")
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return pairs
-}
-
-// vocabulary is 2000 made-up words: syllable pairs and triples.
-var vocabulary = func() []string {
-	syl := strings.Fields("ba be bi bo bu da de di do du ka ke ki ko ku la le li lo lu ma me mi mo mu na ne ni no nu ra re ri ro ru sa se si so su ta te ti to tu va ve vi vo vu za ze zi zo zu")
-	var out []string
-	for _, a := range syl {
-		for _, b := range syl {
-			out = append(out, a+b)
-			if len(out) == 2000 {
-				return out
-			}
-			out = append(out, a+b+syl[(len(out)*7)%len(syl)])
-		}
-	}
-	return out
-}()
-
-// synthetic is n texts that share little: ten words each, drawn from the
-// vocabulary by a seeded generator, plus a number.
-func synthetic(n int) []string {
-	r := rand.New(rand.NewPCG(1, 2))
-	out := make([]string, n)
-	for i := range out {
-		w := make([]string, 10)
-		for j := range w {
-			w[j] = vocabulary[r.IntN(len(vocabulary))]
-		}
-		out[i] = fmt.Sprintf("%s %d", strings.Join(w, " "), i)
-	}
-	return out
-}
 
 // Consolidating a library of 10,000 memories and killing the workers
 // mid-run (after the third chunk) then starting new ones finishes the
@@ -109,7 +32,7 @@ func TestConsolidateResumesAfterKill(t *testing.T) {
 		}}); err != nil {
 			t.Fatal(err)
 		}
-		pairs := library(t, s, 10000)
+		pairs := consolidatetest.Library(t, s, ws, 10000)
 		e.start(t)
 		res, err := e.client.Insert(ctx, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonManual, Requested: "k"}, nil)
 		if err != nil {
@@ -192,7 +115,7 @@ func BenchmarkConsolidate(b *testing.B) {
 				b.StopTimer()
 				s := storetest.New(b, store.SQLite)
 				e := setup(b, s, consolidate.Settings{})
-				pairs := library(b, s, n)
+				pairs := consolidatetest.Library(b, s, ws, n)
 				e.start(b)
 				b.StartTimer()
 				st, c := e.run(b, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonManual, Requested: "b"})
