@@ -255,6 +255,13 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 	// news: a workspace whose only new rows are last night's output is not
 	// consolidated again.
 	news := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Origin == memory.OriginSleep })
+	// Cluster before taking the state's lock (on SQLite, the database's
+	// write lock): it is the planner's only heavy work.
+	pre, _, err := d.Store.GetConsolidateState(ctx, d.Store.DB, a.Workspace)
+	if err != nil {
+		return err
+	}
+	cand := d.candidates(ms, byID, pre.Watermark, d.Store.Now())
 	client := river.ClientFromContext[*sql.Tx](ctx)
 	var note string
 	err = d.Store.InTx(ctx, func(tx *sql.Tx) error {
@@ -263,7 +270,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err != nil {
 			return err
 		}
-		note, err = p.plan(ctx, tx, client, job, &st, ms, news, byID, top, now)
+		note, err = p.plan(ctx, tx, client, job, &st, ms, news, cand, top, now)
 		if err != nil {
 			return err
 		}
@@ -284,7 +291,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 // plan decides, under the state's lock, and starts the run when there is
 // one to start; it returns the note that says what it decided.
 func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, job *river.Job[Args], st *store.ConsolidateState,
-	ms, news []memory.Memory, byID map[int64]memory.Memory, top int64, now time.Time) (string, error) {
+	ms, news []memory.Memory, cand candidates, top int64, now time.Time) (string, error) {
 	d, a := p.d, job.Args
 	// The run is read, not locked: the derive step locks the run, then this
 	// state; taking them here in the other order could deadlock on Postgres.
@@ -302,10 +309,12 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 	if fresh == 0 && a.Reason != ReasonManual {
 		return fmt.Sprintf("skipped: nothing new since memory %d", st.Watermark), nil
 	}
-	// Derived memories are replaced as a set by the derive step, not merged.
-	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() })
-	clusters := rules.Clusters(base, st.Watermark, now, rules.ClusterOptions{})
-	chunks := rules.Chunks(clusters, byID, d.Settings.ChunkChars)
+	if cand.since != st.Watermark {
+		// A run finished while this planner clustered: plan again, from
+		// its watermark.
+		return "", fmt.Errorf("the watermark moved from %d to %d while planning; planning again", cand.since, st.Watermark)
+	}
+	clusters, chunks := cand.clusters, cand.chunks
 	in := RunInput{Workspace: a.Workspace, Reason: a.Reason, Since: st.Watermark, Watermark: max(top, st.Watermark),
 		Memories: len(ms), Clusters: len(clusters), Chunks: len(chunks), PlannerJob: job.ID}
 	plan := fmt.Sprintf("%d live memories, %d new since memory %d, %d candidate clusters in %d chunks",
@@ -327,6 +336,21 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 	}
 	st.RunID, st.LastStartedAt, st.SessionsSince = runID, now, 0
 	return fmt.Sprintf("started run %s: %s", runID, plan), nil
+}
+
+// candidates are a planner's clusters, found among the memories newer
+// than since, and packed into chunks.
+type candidates struct {
+	since    int64
+	clusters []rules.Cluster
+	chunks   [][]rules.Cluster
+}
+
+func (d Deps) candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, now time.Time) candidates {
+	// Derived memories are replaced as a set by the derive step, not merged.
+	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() })
+	clusters := rules.Clusters(base, since, now, rules.ClusterOptions{})
+	return candidates{since: since, clusters: clusters, chunks: rules.Chunks(clusters, byID, d.Settings.ChunkChars)}
 }
 
 func countAfter(ms []memory.Memory, id int64) int {
