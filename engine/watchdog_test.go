@@ -100,9 +100,15 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 			!strings.Contains(job.Errors[0].Error, "stopped heartbeating") {
 			t.Fatalf("rescued job: state %s errors %+v", job.State, job.Errors)
 		}
-		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		_ = a.StopAndCancel(stopCtx)
+		// A stays up, its one slot still held by the first attempt, until the
+		// job is done: stopping it now would free that slot and let its
+		// producer fetch the rescued job once more before it stops, which a
+		// dead worker could not do.
+		t.Cleanup(func() {
+			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			_ = a.StopAndCancel(stopCtx)
+		})
 
 		events := enginetest.Events(t, b)
 		if err := b.Start(ctx); err != nil {
@@ -110,7 +116,7 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 		}
 		t.Cleanup(func() { _ = b.Stop(context.Background()) })
 		if row := enginetest.WaitFinal(t, events, res.Job.ID, 60*time.Second); row.State != rivertype.JobStateCompleted || row.Attempt != 2 {
-			t.Fatalf("rescued job ended %s on attempt %d; want completed on attempt 2", row.State, row.Attempt)
+			t.Fatalf("rescued job ended %s on attempt %d (attempted by %v, errors %+v); want completed on attempt 2", row.State, row.Attempt, row.AttemptedBy, row.Errors)
 		}
 	})
 }
