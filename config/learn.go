@@ -19,6 +19,33 @@ type Retro struct {
 	// ErrorMaxPerSession caps the error retros of one session. Defaults
 	// to 3. Env: MULL_RETRO_ERROR_MAX_PER_SESSION.
 	ErrorMaxPerSession int `toml:"error_max_per_session"`
+	// Excerpt bounds the evidence one retro reads from the store.
+	Excerpt Excerpt `toml:"excerpt"`
+}
+
+// Excerpt bounds a retro's excerpt of its session: how many of the newest
+// items of each kind it takes, and how long it may be. The defaults are the
+// seed's numbers; a larger excerpt costs input tokens on every retro (the
+// fixed part of the prompt is cached, the excerpt is not).
+type Excerpt struct {
+	// Errors: the newest agent errors. Defaults to 15.
+	// Env: MULL_RETRO_EXCERPT_ERRORS.
+	Errors int `toml:"errors"`
+	// ToolFailures: the newest failed tool calls, with their commands.
+	// Defaults to 8. Env: MULL_RETRO_EXCERPT_TOOL_FAILURES.
+	ToolFailures int `toml:"tool_failures"`
+	// Feedback: the newest user feedback. Defaults to 10.
+	// Env: MULL_RETRO_EXCERPT_FEEDBACK.
+	Feedback int `toml:"feedback"`
+	// Transcript: the last transcript entries. Defaults to 12.
+	// Env: MULL_RETRO_EXCERPT_TRANSCRIPT.
+	Transcript int `toml:"transcript"`
+	// MaxChars caps the whole excerpt, in characters. Defaults to 3500.
+	// Env: MULL_RETRO_EXCERPT_MAX_CHARS.
+	MaxChars int `toml:"max_chars"`
+	// ItemChars cuts each item's text. Defaults to 300.
+	// Env: MULL_RETRO_EXCERPT_ITEM_CHARS.
+	ItemChars int `toml:"item_chars"`
 }
 
 // Consolidate configures sleep-time consolidation (the consolidate job).
@@ -53,6 +80,13 @@ func (r Retro) withDefaults() Retro {
 	r.ErrorDelay = cmp.Or(r.ErrorDelay, Duration(6*time.Second))
 	r.ErrorMinGap = cmp.Or(r.ErrorMinGap, Duration(60*time.Second))
 	r.ErrorMaxPerSession = cmp.Or(r.ErrorMaxPerSession, 3)
+	e := &r.Excerpt
+	e.Errors = cmp.Or(e.Errors, 15)
+	e.ToolFailures = cmp.Or(e.ToolFailures, 8)
+	e.Feedback = cmp.Or(e.Feedback, 10)
+	e.Transcript = cmp.Or(e.Transcript, 12)
+	e.MaxChars = cmp.Or(e.MaxChars, 3500)
+	e.ItemChars = cmp.Or(e.ItemChars, 300)
 	return r
 }
 
@@ -65,6 +99,21 @@ func (r Retro) validate() error {
 	}
 	if r.ErrorMaxPerSession < 1 || r.ErrorMaxPerSession > 100 {
 		return bad("retro.error_max_per_session", "must be between 1 and 100, got %d", r.ErrorMaxPerSession)
+	}
+	e := r.Excerpt
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"errors", e.Errors}, {"tool_failures", e.ToolFailures}, {"feedback", e.Feedback}, {"transcript", e.Transcript}} {
+		if n.v < 1 || n.v > 200 {
+			return bad("retro.excerpt."+n.key, "must be between 1 and 200, got %d", n.v)
+		}
+	}
+	if e.MaxChars < 500 || e.MaxChars > 100000 {
+		return bad("retro.excerpt.max_chars", "must be between 500 and 100000, got %d", e.MaxChars)
+	}
+	if e.ItemChars < 40 || e.ItemChars > e.MaxChars {
+		return bad("retro.excerpt.item_chars", "must be between 40 and retro.excerpt.max_chars (%d), got %d", e.MaxChars, e.ItemChars)
 	}
 	return nil
 }

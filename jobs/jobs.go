@@ -16,6 +16,7 @@ import (
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/jobs/sessionidle"
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 )
@@ -34,6 +35,8 @@ type Deps struct {
 	// MemoryScope is config memory.scope: under "both" the retro jobs
 	// promote each workspace's best memories to the global library.
 	MemoryScope string
+	// RetroCaps bound the retros' excerpts (config retro.excerpt).
+	RetroCaps retro.Caps
 }
 
 // Register adds every job kind's worker to the registry.
@@ -42,8 +45,8 @@ func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
 	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(), Logger: d.Logger})
 	scope := memory.Scope(d.MemoryScope)
-	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope})
-	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope})
+	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})
+	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})
 	if d.Ingest == nil || d.IdleTimeout <= 0 {
 		panic("jobs: Deps.Ingest and Deps.IdleTimeout are required (session_idle)")
 	}

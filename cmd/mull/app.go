@@ -15,6 +15,7 @@ import (
 	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
@@ -124,7 +125,8 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,
 		Logger: a.log.With("component", "consolidate"), Settings: consolidate.SettingsFrom(a.cfg.Consolidate)})
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope})
+		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope,
+		RetroCaps: retroCaps(a.cfg.Retro.Excerpt)})
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work,
 		Builtin: a.builtinCron(),
@@ -162,4 +164,10 @@ func sessionEnded(hooks ...func(context.Context, *sql.Tx, *engine.Client, store.
 		}
 		return nil
 	}
+}
+
+// retroCaps are the retros' excerpt caps from config retro.excerpt.
+func retroCaps(e config.Excerpt) retro.Caps {
+	return retro.Caps{Errors: e.Errors, ToolFailures: e.ToolFailures, Feedback: e.Feedback,
+		Transcript: e.Transcript, MaxChars: e.MaxChars, ItemChars: e.ItemChars}
 }
