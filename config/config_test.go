@@ -96,6 +96,7 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad memory scope", "[memory]\nscope = \"team\"\n", nil, "memory.scope", "not one of"},
 		{"bad retro cap", "[retro]\nerror_max_per_session = 500\n", nil, "retro.error_max_per_session", "between 1 and 100"},
 		{"bad retro gap env", "", []string{"MULL_RETRO_ERROR_MIN_GAP=-1s"}, "retro.error_min_gap", "between"},
+		{"retro delay under a second", "[retro]\nerror_delay = \"200ms\"\n", nil, "retro.error_delay", "between 1s and 1h"},
 		{"bad excerpt count", "[retro.excerpt]\nerrors = 0\ntranscript = -3\n", nil, "retro.excerpt.transcript", "between 1 and 200"},
 		{"bad excerpt size env", "", []string{"MULL_RETRO_EXCERPT_MAX_CHARS=100"}, "retro.excerpt.max_chars", "between 500"},
 		{"excerpt item over total", "[retro.excerpt]\nmax_chars = 1000\nitem_chars = 2000\n", nil, "retro.excerpt.item_chars", "max_chars (1000)"},

@@ -10,11 +10,13 @@ import (
 // [jobs.retro_error] override the seed's 5 attempts 30 minutes apart.
 type Retro struct {
 	// ErrorDelay is how long after an agent error its retro_error job runs,
-	// so a burst of errors gives one retro. Defaults to 6s (the seed's).
-	// Env: MULL_RETRO_ERROR_DELAY.
+	// so a burst of errors gives one retro. Defaults to 6s (the seed's);
+	// 0 also means the default, since a retro that ran at once would miss
+	// the rest of the burst. Env: MULL_RETRO_ERROR_DELAY.
 	ErrorDelay Duration `toml:"error_delay"`
 	// ErrorMinGap is the least time between two retros of one session.
-	// Defaults to 60s. Env: MULL_RETRO_ERROR_MIN_GAP.
+	// Defaults to 60s (0 also means the default).
+	// Env: MULL_RETRO_ERROR_MIN_GAP.
 	ErrorMinGap Duration `toml:"error_min_gap"`
 	// ErrorMaxPerSession caps the error retros of one session. Defaults
 	// to 3. Env: MULL_RETRO_ERROR_MAX_PER_SESSION.
@@ -91,8 +93,8 @@ func (r Retro) withDefaults() Retro {
 }
 
 func (r Retro) validate() error {
-	if r.ErrorDelay < 0 || r.ErrorDelay > Duration(time.Hour) {
-		return bad("retro.error_delay", "must be between 0s and 1h, got %s", r.ErrorDelay)
+	if r.ErrorDelay < Duration(time.Second) || r.ErrorDelay > Duration(time.Hour) {
+		return bad("retro.error_delay", "must be between 1s and 1h, got %s", r.ErrorDelay)
 	}
 	if r.ErrorMinGap < 0 || r.ErrorMinGap > Duration(24*time.Hour) {
 		return bad("retro.error_min_gap", "must be between 0s and 24h, got %s", r.ErrorMinGap)
