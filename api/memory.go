@@ -20,6 +20,7 @@ func (s *Server) routesMemory() {
 	s.mux.Handle("POST /v1/memories", s.apiAuth(s.withMemories(s.postMemory)))
 	s.mux.Handle("GET /v1/memories/search", s.apiAuth(s.withMemories(s.searchMemories)))
 	s.mux.Handle("POST /v1/memories/{id}/invalidate", s.apiAuth(s.withMemories(s.invalidateMemory)))
+	s.mux.Handle("POST /v1/memories/{id}/verify", s.apiAuth(s.withMemories(s.verifyMemory)))
 	s.routesPlaybooks()
 	s.routesProposals()
 }
@@ -183,6 +184,29 @@ func (s *Server) searchMemories(w http.ResponseWriter, r *http.Request) {
 		out[i] = searchResult{ID: h.ID, Kind: h.Kind, Text: h.Text, Score: h.Score}
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"results": out})
+}
+
+// verifyMemory is a person confirming a memory (a human's command through
+// the bridge, or an operator): it is verified now, and its src becomes
+// user. It takes no body. 409 refuses an invalidated or quarantined memory.
+func (s *Server) verifyMemory(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeField(w, "id", "want a memory id, got "+strconv.Quote(r.PathValue("id")))
+		return
+	}
+	m, err := s.deps.Memories.Verify(r.Context(), id)
+	var nl *memories.NotLiveError
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		writeError(w, http.StatusNotFound, "no memory "+strconv.FormatInt(id, 10))
+	case errors.As(err, &nl):
+		writeError(w, http.StatusConflict, nl.Error())
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, "verify: "+err.Error())
+	default:
+		writeJSON(w, http.StatusOK, map[string]any{"memory": m})
+	}
 }
 
 type invalidateRequest struct {

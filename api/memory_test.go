@@ -281,3 +281,42 @@ func BenchmarkDigestRead(b *testing.B) {
 		})
 	}
 }
+
+// POST /v1/memories/{id}/verify verifies a memory a retro wrote (now, and
+// again later), behind the API token; 404, 409 and 400 say what is wrong.
+func TestVerifyMemoryRoute(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		s.SetClock(func() time.Time { return now })
+		const apiToken = "tok"
+		srv := memoryServer(t, s, apiToken)
+		auth := bearer(apiToken)
+		text := "the deploy script needs bash 5"
+		id, err := s.InsertMemory(ctx, s.DB, store.Memory{Workspace: "/w", Kind: "fact", Text: text, TextNorm: memory.Normalize(text),
+			Importance: 8, Origin: "retro", RecordedAt: now.Add(-time.Hour), TTLDays: 180})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := fmt.Sprintf("/v1/memories/%d/verify", id)
+		expectError(t, serve(srv, "POST", path, ""), http.StatusUnauthorized, "MULL_API_TOKEN")
+
+		var v struct {
+			Memory memory.Memory `json:"memory"`
+		}
+		expect(t, serve(srv, "POST", path, "", auth), http.StatusOK, &v)
+		if v.Memory.ID != id || !v.Memory.VerifiedAt.Equal(now) || v.Memory.Src != memory.SrcUser || memory.Importance(v.Memory, now) != 8 {
+			t.Fatalf("verify: %+v", v.Memory)
+		}
+		now = now.Add(time.Hour)
+		expect(t, serve(srv, "POST", path, "", auth), http.StatusOK, &v)
+		if !v.Memory.VerifiedAt.Equal(now) {
+			t.Fatalf("verify again: verified at %s, want %s", v.Memory.VerifiedAt, now)
+		}
+
+		expectError(t, serve(srv, "POST", "/v1/memories/9999/verify", "", auth), http.StatusNotFound, "no memory 9999")
+		expectError(t, serve(srv, "POST", "/v1/memories/abc/verify", "", auth), http.StatusBadRequest, "id")
+		expect(t, serve(srv, "POST", fmt.Sprintf("/v1/memories/%d/invalidate", id), `{"reason":"bash 4 works now"}`, auth), http.StatusOK, nil)
+		expectError(t, serve(srv, "POST", path, "", auth), http.StatusConflict, "invalidated")
+	})
+}

@@ -61,13 +61,18 @@ type Written struct {
 	Duplicate bool `json:"duplicate,omitempty"`
 	// Redacted counts the credentials replaced in the text.
 	Redacted int `json:"redacted,omitempty"`
+	// Verified: the duplicate came from a person (see Vouches), which
+	// confirms the memory it repeats; it is verified now, as by Verify.
+	Verified bool `json:"verified,omitempty"`
 }
 
 // Remember writes a memory through the path origin names (the API passes
 // memory.OriginTool, the CLI memory.OriginPanel): never the caller's claim.
 // Under scope global it goes to the global library. A bad field is a
 // *memory.FieldError; quarantined text is stored and reported as a
-// *QuarantinedError; a live duplicate in the same library gets one more use.
+// *QuarantinedError; a live duplicate in the same library gets one more use,
+// and, when a person wrote it (Vouches), is verified: the user saying again
+// what a retro learned is the user confirming it.
 func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provenance) (Written, error) {
 	if s.scope.WritesGlobal() {
 		w.Workspace = ""
@@ -103,14 +108,88 @@ func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Writt
 			return out, err
 		}
 		if ok {
-			dup.Uses++
-			out.Memory, out.Duplicate = FromRow(dup), true
-			return out, s.store.BumpUses(ctx, tx, 1, dup.ID)
+			return s.repeat(ctx, tx, m, dup)
 		}
 	}
 	var err error
 	out.Memory.ID, err = s.store.InsertMemory(ctx, tx, row)
 	return out, err
+}
+
+// repeat gives dup, the live memory m repeats, one more use, and verifies
+// it when a person wrote m.
+func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup store.Memory) (Written, error) {
+	out := Written{Duplicate: true}
+	if err := s.store.BumpUses(ctx, tx, 1, dup.ID); err != nil {
+		return out, err
+	}
+	dup.Uses++
+	if Vouches(m) {
+		// FindMemoryByNorm read dup live in this transaction.
+		at := m.RecordedAt
+		if _, err := s.store.VerifyMemory(ctx, tx, dup.ID, at, string(memory.SrcUser)); err != nil {
+			return out, err
+		}
+		dup.VerifiedAt, dup.Src, out.Verified = at.Truncate(time.Microsecond), string(memory.SrcUser), true
+	}
+	out.Memory = FromRow(dup)
+	return out, nil
+}
+
+// Vouches reports whether a write comes from a person, whose word lifts an
+// LLM-made memory's importance cap (learn/memory.Untrusted): a human's
+// command or an operator (origin command, panel), or a write that claims
+// the user as its source (src user, which the seed trusts). A write that
+// names a web, tool or doc source passes content on; it vouches for none.
+func Vouches(m memory.Memory) bool {
+	if m.Src.External() {
+		return false
+	}
+	return m.Src == memory.SrcUser || m.Origin == memory.OriginCommand || m.Origin == memory.OriginPanel
+}
+
+// NotLiveError refuses to verify a memory that is not served: an
+// invalidated (forgotten or superseded) or a quarantined one.
+type NotLiveError struct {
+	Memory memory.Memory
+}
+
+func (e *NotLiveError) Error() string {
+	m := e.Memory
+	if m.Quarantined {
+		return fmt.Sprintf("memory %d is quarantined (%s): it is never served, so it cannot be verified", m.ID, m.QuarantineReason)
+	}
+	msg := fmt.Sprintf("memory %d was invalidated at %s (%s), so it cannot be verified", m.ID, m.InvalidAt.Format(time.RFC3339), m.InvalidReason)
+	if m.SupersededBy != 0 {
+		msg += fmt.Sprintf("; memory %d superseded it", m.SupersededBy)
+	}
+	return msg
+}
+
+// Verify records that a person confirmed memory id now: verified_at is set
+// (refreshed when it was verified before) and src becomes user, so an
+// LLM-made memory is no longer capped at memory.UntrustedCap and its TTL
+// runs from now. It returns the memory as stored; an invalidated or
+// quarantined memory is refused with a *NotLiveError, a missing one with an
+// error wrapping store.ErrNotFound.
+func (s *Service) Verify(ctx context.Context, id int64) (memory.Memory, error) {
+	var m memory.Memory
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		ok, err := s.store.VerifyMemory(ctx, tx, id, s.store.Now(), string(memory.SrcUser))
+		if err != nil {
+			return err
+		}
+		row, err := s.store.GetMemory(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		m = FromRow(row)
+		if !ok {
+			return &NotLiveError{Memory: m}
+		}
+		return nil
+	})
+	return m, err
 }
 
 // Get reads one memory, quarantined or not (for people; the agent's routes

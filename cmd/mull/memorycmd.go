@@ -23,11 +23,13 @@ func newMemoryCmd(g *globals) *cobra.Command {
 		Long: `Memories are what DSH agents remember between sessions, per workspace (the
 DSH cwd) or in the global library. Nothing is deleted: forget marks a memory
 invalid, with a reason, and show prints both timelines (when mull recorded it,
-and when it stopped being valid). Instruction-like text is quarantined at
-write: kept, flagged, never served to the agent.`,
+and when it stopped being valid). verify records that you confirmed one: what
+a retro or consolidation learned is capped at importance 5 until a person
+vouches for it. Instruction-like text is quarantined at write: kept, flagged,
+never served to the agent.`,
 	}
 	cmd.AddCommand(newMemoryListCmd(g), newMemorySearchCmd(g), newMemoryShowCmd(g),
-		newMemoryForgetCmd(g), newMemoryAddCmd(g))
+		newMemoryForgetCmd(g), newMemoryAddCmd(g), newMemoryVerifyCmd(g))
 	return cmd
 }
 
@@ -69,10 +71,10 @@ func newMemoryListCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tWORKSPACE\tKIND\tRECORDED\tUSES\tSTATE\tTEXT")
+			fmt.Fprintln(tw, "ID\tWORKSPACE\tKIND\tRECORDED\tVERIFIED\tUSES\tSTATE\tTEXT")
 			for _, m := range list {
-				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, libraryName(m.Workspace), m.Kind,
-					m.RecordedAt.Format(time.RFC3339), m.Uses, state(m), oneLine(m.Text, 70))
+				fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\n", m.ID, libraryName(m.Workspace), m.Kind,
+					m.RecordedAt.Format(time.RFC3339), timeOrDash(m.VerifiedAt), m.Uses, state(m), oneLine(m.Text, 70))
 			}
 			return tw.Flush()
 		},
@@ -235,6 +237,9 @@ func newMemoryAddCmd(g *globals) *cobra.Command {
 				return err
 			case res.Duplicate:
 				fmt.Fprintf(g.stdout, "already remembered as memory %d (uses now %d)\n", res.Memory.ID, res.Memory.Uses)
+				if res.Verified {
+					fmt.Fprintf(g.stdout, "verified memory %d at %s: you said it again\n", res.Memory.ID, res.Memory.VerifiedAt.Format(time.RFC3339))
+				}
 			default:
 				fmt.Fprintf(g.stdout, "remembered memory %d\n", res.Memory.ID)
 			}
@@ -249,6 +254,47 @@ func newMemoryAddCmd(g *globals) *cobra.Command {
 	fl.StringVar((*string)(&w.Kind), "kind", "", "fact, preference, lesson, resource, method, principle, hypothesis, prefetch")
 	fl.IntVar(&w.Importance, "importance", 0, "1 to 10 (0: the kind's default)")
 	fl.StringVar((*string)(&w.Src), "src", "", "where it came from: user, agent, web, tool, doc")
+	return cmd
+}
+
+func newMemoryVerifyCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "verify ID",
+		Short: "Confirm a memory is true (verified now; a retro's is no longer capped)",
+		Long: `Record that you confirmed memory ID: its verified time becomes now (again,
+when it was verified before) and its src becomes user. A memory a retro or
+consolidation wrote scores at most importance 5 until a person vouches for
+it, and a memory's freshness (its TTL) runs from when it was last verified.
+A forgotten or quarantined memory cannot be verified. Exit status: 1 for a
+memory that does not exist or cannot be verified, 2 for a bad id.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := memoryID(args[0])
+			if err != nil {
+				return err
+			}
+			a, err := g.open(cmd.Context(), manage)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			m, err := a.memories.Verify(cmd.Context(), id)
+			if errors.Is(err, store.ErrNotFound) {
+				return fmt.Errorf("no memory %d", id)
+			}
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(g, m)
+			}
+			fmt.Fprintf(g.stdout, "verified memory %d at %s (importance now %d)\n", m.ID, m.VerifiedAt.Format(time.RFC3339),
+				memory.Importance(m, a.store.Now()))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the memory as JSON")
 	return cmd
 }
 
@@ -292,6 +338,9 @@ func printMemory(g *globals, m memory.Memory) {
 		fmt.Fprintf(g.stdout, "promoted from %s\n", m.PromotedFrom)
 	}
 	fmt.Fprintf(g.stdout, "recorded %s\n", m.RecordedAt.Format(time.RFC3339))
+	if !m.VerifiedAt.IsZero() {
+		fmt.Fprintf(g.stdout, "verified %s\n", m.VerifiedAt.Format(time.RFC3339))
+	}
 	if m.InvalidAt.IsZero() {
 		fmt.Fprintln(g.stdout, "valid since recorded, still valid")
 	} else {

@@ -3,8 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/store"
@@ -87,6 +89,80 @@ func TestMemoryCommands(t *testing.T) {
 			}
 			if code, _, _ = m("show", "x"); code != 2 {
 				t.Fatalf("show x: exit %d, want 2", code)
+			}
+		})
+	}
+}
+
+// memory verify confirms what a retro wrote; list and show print when it
+// was verified; a forgotten memory or a missing one is refused.
+func TestMemoryVerifyCommand(t *testing.T) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			ctx := context.Background()
+			db := storetest.Database(t, dialect)
+			s, err := store.Open(ctx, db)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { s.Close() })
+			if _, err := s.Migrate(ctx, false); err != nil {
+				t.Fatal(err)
+			}
+			text := "the deploy script needs bash 5"
+			id, err := s.InsertMemory(ctx, s.DB, store.Memory{Workspace: "/home/dev/app", Kind: "fact", Text: text,
+				TextNorm: memory.Normalize(text), Importance: 8, Origin: "retro", RecordedAt: time.Now().UTC().Add(-time.Hour), TTLDays: 180})
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := func(args ...string) (int, string, string) {
+				t.Helper()
+				return mull(t, ctx, append([]string{"--database-url", dbURL(db), "memory"}, args...)...)
+			}
+			if code, out, _ := m("show", "1"); code != 0 || strings.Contains(out, "verified") {
+				t.Fatalf("show before verify: exit %d\n%s", code, out)
+			}
+			if code, out, _ := m("list"); code != 0 || !strings.Contains(out, "VERIFIED") || !strings.Contains(out, " - ") {
+				t.Fatalf("list before verify: exit %d\n%s", code, out)
+			}
+			code, out, errOut := m("verify", fmt.Sprint(id))
+			if code != 0 || !strings.Contains(out, fmt.Sprintf("verified memory %d at ", id)) || !strings.Contains(out, "importance now 8") {
+				t.Fatalf("verify: exit %d\n%s%s", code, out, errOut)
+			}
+			var v memory.Memory
+			code, out, _ = m("verify", fmt.Sprint(id), "--json")
+			if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.VerifiedAt.IsZero() || v.Src != memory.SrcUser {
+				t.Fatalf("verify --json: exit %d, %v\n%s", code, err, out)
+			}
+			stamp := v.VerifiedAt.Format(time.RFC3339)
+			if code, out, _ = m("show", "1"); code != 0 || !strings.Contains(out, "verified "+stamp) || !strings.Contains(out, "src user  origin retro") {
+				t.Fatalf("show after verify: exit %d\n%s", code, out)
+			}
+			if code, out, _ = m("list"); code != 0 || !strings.Contains(out, stamp) {
+				t.Fatalf("list after verify: exit %d\n%s", code, out)
+			}
+			if code, _, errOut = m("verify", "99"); code != 1 || !strings.Contains(errOut, "no memory 99") {
+				t.Fatalf("verify of nothing: exit %d\n%s", code, errOut)
+			}
+			if code, _, _ = m("verify", "x"); code != 2 {
+				t.Fatalf("verify x: exit %d, want 2", code)
+			}
+			if code, out, errOut = m("forget", "1", "--reason", "bash 4 works now"); code != 0 {
+				t.Fatalf("forget: exit %d\n%s%s", code, out, errOut)
+			}
+			if code, _, errOut = m("verify", "1"); code != 1 || !strings.Contains(errOut, "invalidated") || !strings.Contains(errOut, "bash 4 works now") {
+				t.Fatalf("verify of a forgotten memory: exit %d\n%s", code, errOut)
+			}
+
+			// An operator adding what a retro learned confirms it.
+			text = "ci caches go modules"
+			if _, err := s.InsertMemory(ctx, s.DB, store.Memory{Workspace: "/home/dev/app", Kind: "fact", Text: text,
+				TextNorm: memory.Normalize(text), Origin: "retro", RecordedAt: time.Now().UTC(), TTLDays: 180}); err != nil {
+				t.Fatal(err)
+			}
+			if code, out, errOut = m("add", "--workspace", "/home/dev/app", "--kind", "fact", "CI caches Go modules."); code != 0 ||
+				!strings.Contains(out, "already remembered as memory 2") || !strings.Contains(out, "verified memory 2 at ") {
+				t.Fatalf("add of a retro's fact: exit %d\n%s%s", code, out, errOut)
 			}
 		})
 	}
