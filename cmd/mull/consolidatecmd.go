@@ -54,7 +54,7 @@ it; "" is the global library) and follow it: the planner, then each merge
 chunk as it finishes, then the derive step. It prints what the run did
 (clusters merged, memories superseded, merges rejected by the fidelity
 check, principles, hypotheses and prefetch derived) and what it cost (LLM
-calls, tokens in and out, USD). A run asked for here ignores the cooldown,
+calls, failed attempts included, tokens in and out, USD). A run asked for here ignores the cooldown,
 but not a run already in flight.
 
 A large workspace is split into chunks of consolidate.chunk_chars; each is a
@@ -274,8 +274,12 @@ func finishConsolidate(g *globals, out consolidateResult, asJSON bool, fail erro
 		fmt.Fprintf(tw, "rejected\t%d merges (fidelity check); %d stale clusters\n", c.Rejected, c.Stale)
 		fmt.Fprintf(tw, "derived\t%d principles, %d hypotheses, %d prefetch (%d kept, %d replaced)\n",
 			c.Principles, c.Hypotheses, c.Prefetch, c.Kept, c.Replaced)
-		fmt.Fprintf(tw, "llm\t%d %s; %d tokens in (%d cache hits), %d out; $%.6f\n",
-			c.Tokens.Calls, plural(c.Tokens.Calls, "call", "calls"), c.Tokens.Prompt, c.Tokens.CacheHit, c.Tokens.Completion, float64(c.Tokens.CostNano)/1e9)
+		failed := ""
+		if c.Tokens.Failed > 0 {
+			failed = fmt.Sprintf(" (%d failed)", c.Tokens.Failed)
+		}
+		fmt.Fprintf(tw, "llm\t%d %s%s; %d tokens in (%d cache hits), %d out; $%.6f\n",
+			c.Tokens.Calls, plural(c.Tokens.Calls, "call", "calls"), failed, c.Tokens.Prompt, c.Tokens.CacheHit, c.Tokens.Completion, float64(c.Tokens.CostNano)/1e9)
 		return tw.Flush()
 	}
 	return nil

@@ -105,9 +105,12 @@ type RunInput struct {
 	PlannerJob int64 `json:"planner_job"`
 }
 
-// Tokens are one step's LLM use.
+// Tokens are one step's LLM use: every call its job made, in every
+// attempt, failed ones included (they are paid for too).
 type Tokens struct {
-	Calls      int   `json:"calls"`
+	Calls int `json:"calls"`
+	// Failed counts the calls that ended in an error or were lost.
+	Failed     int   `json:"failed,omitempty"`
 	Prompt     int64 `json:"prompt_tokens"`
 	CacheHit   int64 `json:"cache_hit_tokens"`
 	Completion int64 `json:"completion_tokens"`
@@ -116,15 +119,28 @@ type Tokens struct {
 
 func (t *Tokens) add(o Tokens) {
 	t.Calls += o.Calls
+	t.Failed += o.Failed
 	t.Prompt += o.Prompt
 	t.CacheHit += o.CacheHit
 	t.Completion += o.Completion
 	t.CostNano += o.CostNano
 }
 
-func tokensOf(r llm.Result) Tokens {
-	return Tokens{Calls: 1, Prompt: r.Usage.PromptTokens, CacheHit: r.Usage.CacheHitTokens,
-		Completion: r.Usage.CompletionTokens, CostNano: r.CostNanoUSD}
+// jobTokens sums the LLM call records of a step's job. The job keeps its id
+// across River's attempts, so a call that failed (and made the step retry)
+// counts, as `mull retro run` counts a retro's; this attempt's call is
+// recorded before Complete returns.
+func (d Deps) jobTokens(ctx context.Context, jobID int64) (Tokens, error) {
+	rows, err := d.Store.SumLLMCalls(ctx, "job", store.LLMCallFilter{JobID: jobID})
+	if err != nil {
+		return Tokens{}, err
+	}
+	var t Tokens
+	for _, r := range rows {
+		t.add(Tokens{Calls: int(r.Calls), Failed: int(r.Failed), Prompt: r.PromptTokens, CacheHit: r.CacheHitTokens,
+			Completion: r.CompletionTokens, CostNano: r.CostNanoUSD})
+	}
+	return t, nil
 }
 
 // MergeOutput is a merge chunk's stored output.
@@ -398,9 +414,12 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		live = append(live, rules.Cluster{Kind: c.Kind, IDs: keep})
 	}
 	if len(live) == 0 {
-		return workflows.Result{Output: out}, nil
+		// An earlier attempt may have called the model before its
+		// clusters went stale.
+		out.Tokens, err = d.jobTokens(ctx, step.Job.ID)
+		return workflows.Result{Output: out}, err
 	}
-	reply, res, err := llm.CompleteJSON[rules.MergeReply](ctx, d.LLM, llm.Call{
+	reply, _, err := llm.CompleteJSON[rules.MergeReply](ctx, d.LLM, llm.Call{
 		Kind: MergeSpec.Kind, JobID: step.Job.ID, Workspace: a.Workspace,
 		Messages: []llm.Message{llm.System(rules.MergePrompt), llm.User(rules.MergeInput(live, byID))},
 	})
@@ -412,7 +431,9 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 	if err != nil {
 		return workflows.Result{}, llm.JobResult(ctx, d.Logger, step.Job, err)
 	}
-	out.Tokens = tokensOf(res)
+	if out.Tokens, err = d.jobTokens(ctx, step.Job.ID); err != nil {
+		return workflows.Result{}, err
+	}
 	plan := rules.PlanMerges(rules.MergeOutput(reply), live, byID, rules.Source{Workspace: a.Workspace, RunID: step.RunID, JobID: step.Job.ID}, now)
 	out.Rejected = len(plan.Rejected)
 	for _, r := range plan.Rejected {
@@ -495,14 +516,13 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 	now := d.Store.Now()
 	var plan rules.DeriveChanges
 	if n := countBase(ms); n >= d.Settings.MinMemories {
-		out, res, err := llm.CompleteJSON[rules.DeriveOutput](ctx, d.LLM, llm.Call{
+		out, _, err := llm.CompleteJSON[rules.DeriveOutput](ctx, d.LLM, llm.Call{
 			Kind: DeriveSpec.Kind, JobID: step.Job.ID, Workspace: in.Workspace,
 			Messages: []llm.Message{llm.System(rules.DerivePrompt), llm.User(rules.DeriveInput(ms, now, d.Settings.DeriveChars))},
 		})
 		if err != nil {
 			return workflows.Result{}, llm.JobResult(ctx, d.Logger, step.Job, err)
 		}
-		c.Tokens.add(tokensOf(res))
 		c.Derived = true
 		plan = rules.PlanDerive(out, ms, rules.Source{Workspace: in.Workspace, RunID: step.RunID, JobID: step.Job.ID}, now)
 		for _, m := range plan.Add {
@@ -520,6 +540,13 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 			d.Logger.Info("consolidate derived entry rejected", "run_id", step.RunID, "error", e)
 		}
 	}
+	// Every call of this step's job, a failed derive attempt's too; a
+	// library too small to derive from made none.
+	own, err := d.jobTokens(ctx, step.Job.ID)
+	if err != nil {
+		return workflows.Result{}, err
+	}
+	c.Tokens.add(own)
 	counts, _ := json.Marshal(c) // plain struct
 	apply := func(ctx context.Context, tx *sql.Tx) error {
 		for _, m := range plan.Add {
@@ -547,7 +574,7 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 	}
 	d.Logger.Info("consolidate run finished", "run_id", step.RunID, "workspace", in.Workspace, "merged", c.Merged,
 		"superseded", c.Superseded, "rejected", c.Rejected, "principles", c.Principles, "hypotheses", c.Hypotheses,
-		"prefetch", c.Prefetch, "calls", c.Tokens.Calls, "prompt_tokens", c.Tokens.Prompt, "completion_tokens", c.Tokens.Completion)
+		"prefetch", c.Prefetch, "calls", c.Tokens.Calls, "failed_calls", c.Tokens.Failed, "prompt_tokens", c.Tokens.Prompt, "completion_tokens", c.Tokens.Completion)
 	return workflows.Result{Output: c, Apply: apply}, nil
 }
 

@@ -441,3 +441,40 @@ func TestConsolidateTriggers(t *testing.T) {
 		}
 	})
 }
+
+// A merge whose first call fails with a 500 is retried by River; the run's
+// tokens count every call its steps made, the failed one too, as the
+// llm_calls records of the run do.
+func TestConsolidateCountsFailedCalls(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		e := setup(t, s, consolidate.Settings{})
+		if err := e.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{
+			{Kind: consolidate.MergeSpec.Kind, Times: 1, Fault: fakeds.FaultServerError, Message: "first merge fails"},
+		}}); err != nil {
+			t.Fatal(err)
+		}
+		e.start(t)
+		seed(t, s, memory.Fact, filler(10)...)
+		seed(t, s, memory.Fact, "the repo uses pnpm, not npm", "This repo uses pnpm, not npm!")
+
+		st, c := e.run(t, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonManual, Requested: "1"})
+		if c == nil || c.Merged != 1 || !c.Derived {
+			t.Fatalf("run: %s %+v", st.LastNote, c)
+		}
+		sums, err := s.SumLLMCalls(ctx, "workspace", store.LLMCallFilter{Workspace: ws})
+		if err != nil || len(sums) != 1 {
+			t.Fatalf("llm calls: %+v %v", sums, err)
+		}
+		all := sums[0]
+		// One chunk: the failed merge, its retry, the derive call.
+		if all.Calls != 3 || all.Failed != 1 {
+			t.Fatalf("recorded calls %+v, want 3 with 1 failed", all)
+		}
+		want := consolidate.Tokens{Calls: 3, Failed: 1, Prompt: all.PromptTokens, CacheHit: all.CacheHitTokens,
+			Completion: all.CompletionTokens, CostNano: all.CostNanoUSD}
+		if c.Tokens != want {
+			t.Fatalf("run's tokens %+v, want the records' %+v", c.Tokens, want)
+		}
+	})
+}
