@@ -29,11 +29,18 @@ type Digest struct {
 // older than digest.watermark_age. Between batches the text, and so DSH's
 // cached prompt prefix, stays byte-identical. The first call publishes.
 //
+// A new handoff, a playbook written, or a proposal made or decided is due
+// at once, with no batch: a retro writes them at a session's end for the
+// very next session. That publication takes in the memories the same retro
+// wrote too.
+//
 // The watermark is the largest memory id at publication, kept per digest
-// key in digest_state with the text and its ETag, so a read costs two small
-// queries and no render. A memory whose id is below the watermark but whose
-// transaction committed after the render (Postgres, concurrent writers) is
-// not counted as new; the next publication takes it in.
+// key in digest_state with the text and its ETag, so a read costs three
+// small queries and no render. A memory whose id is below the watermark but
+// whose transaction committed after the render (Postgres, concurrent
+// writers) is not counted as new; the next publication takes it in. The
+// same holds for a handoff, playbook or proposal stamped before the
+// publication but committed after its render.
 func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) {
 	key, libs := s.digestKey(workspace), s.libraries(workspace)
 	st, ok, err := s.store.GetDigestState(ctx, s.store.DB, key)
@@ -41,7 +48,7 @@ func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) 
 		return Digest{}, err
 	}
 	if ok && st.Scope == string(s.scope) {
-		due, err := s.due(ctx, libs, st)
+		due, err := s.due(ctx, workspace, libs, st)
 		if err != nil || !due {
 			return fromState(st), err
 		}
@@ -49,7 +56,10 @@ func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) 
 	return s.publish(ctx, key, workspace)
 }
 
-func (s *Service) due(ctx context.Context, libs []string, st store.DigestState) (bool, error) {
+// due reports whether the published digest st must be replaced: a batch of
+// memory changes is complete, or the sections fixedSections reads for
+// workspace changed since st was published.
+func (s *Service) due(ctx context.Context, workspace string, libs []string, st store.DigestState) (bool, error) {
 	ch, err := s.store.MemoryChangesSince(ctx, s.store.DB, libs, st.WatermarkID, st.PublishedAt)
 	if err != nil {
 		return false, err
@@ -57,7 +67,19 @@ func (s *Service) due(ctx context.Context, libs []string, st store.DigestState) 
 	if ch.New+ch.Invalidated >= s.digest.WatermarkItems {
 		return true, nil
 	}
-	return ch.New > 0 && s.store.Now().Sub(ch.Oldest) >= s.digest.WatermarkAge.D(), nil
+	if ch.New > 0 && s.store.Now().Sub(ch.Oldest) >= s.digest.WatermarkAge.D() {
+		return true, nil
+	}
+	return s.store.DigestSectionsChangedSince(ctx, s.store.DB, fixedWorkspaces(workspace), st.PublishedAt)
+}
+
+// fixedWorkspaces are the workspaces whose handoff, proposals and
+// playbooks fixedSections reads: the requesting one, if any.
+func fixedWorkspaces(workspace string) []string {
+	if workspace == "" {
+		return nil
+	}
+	return []string{workspace}
 }
 
 // publish renders the digest from everything live up to the newest memory
