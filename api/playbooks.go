@@ -1,7 +1,9 @@
 package api
 
 import (
+	"cmp"
 	"errors"
+	"fmt"
 	"net/http"
 
 	"github.com/mullhq/mull/store"
@@ -28,7 +30,8 @@ func (s *Server) listPlaybooks(w http.ResponseWriter, r *http.Request) {
 }
 
 // useRequest reports one use of a playbook. Success is a pointer so that a
-// body without it is refused rather than read as a failure.
+// body without it is refused rather than read as a failure. The workspace
+// may come in the body or, as for GET /v1/playbooks, as ?workspace=.
 type useRequest struct {
 	Workspace string `json:"workspace"`
 	Success   *bool  `json:"success"`
@@ -39,22 +42,38 @@ func (s *Server) usePlaybook(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &in) {
 		return
 	}
-	switch {
-	case in.Workspace == "":
-		writeField(w, "workspace", "required (the DSH cwd)")
+	ws, ok := useWorkspace(w, r, in.Workspace)
+	if !ok {
 		return
-	case in.Success == nil:
+	}
+	if in.Success == nil {
 		writeField(w, "success", "required: true if following the playbook worked, false if not")
 		return
 	}
 	slug := r.PathValue("slug")
-	p, err := s.deps.Memories.UsePlaybook(r.Context(), in.Workspace, slug, *in.Success)
+	p, err := s.deps.Memories.UsePlaybook(r.Context(), ws, slug, *in.Success)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "no playbook "+slug+" in workspace "+in.Workspace)
+		writeError(w, http.StatusNotFound, "no playbook "+slug+" in workspace "+ws)
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "use playbook: "+err.Error())
 	default:
 		writeJSON(w, http.StatusOK, p)
 	}
+}
+
+// useWorkspace is a use's workspace: the body's, else ?workspace=. Both
+// given and different is refused: a use counted in the wrong workspace
+// would skew another playbook's record. It answers 400 itself.
+func useWorkspace(w http.ResponseWriter, r *http.Request, body string) (string, bool) {
+	query := r.URL.Query().Get("workspace")
+	switch {
+	case body != "" && query != "" && body != query:
+		writeField(w, "workspace", fmt.Sprintf("the body says %q but ?workspace= says %q; give one, or the same in both", body, query))
+		return "", false
+	case body == "" && query == "":
+		writeField(w, "workspace", "required (the DSH cwd), in the body or as ?workspace=")
+		return "", false
+	}
+	return cmp.Or(body, query), true
 }

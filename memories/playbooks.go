@@ -23,7 +23,8 @@ type Playbook struct {
 	// Rate is (successes+1)/(uses+2): one success in one use does not beat
 	// nine in ten.
 	Rate float64 `json:"rate"`
-	// Stale: never verified, or not for 30 days.
+	// Stale: unverified for 30 days, counted from the last success, or
+	// from the last retro's writing when it never succeeded.
 	Stale bool `json:"stale"`
 	// VerifiedAt is the last successful use; null when none succeeded.
 	VerifiedAt *time.Time `json:"verified_at"`
@@ -70,7 +71,7 @@ func (s *Service) UsePlaybook(ctx context.Context, workspace, slug string, succe
 // digestPlaybook is a stored playbook as the digest ranks and renders it.
 func digestPlaybook(b store.Playbook) digest.Playbook {
 	return digest.Playbook{Slug: b.Slug, Summary: strings.Join(b.Steps, " → "),
-		Uses: b.Uses, Successes: b.Successes, Fails: b.Fails, VerifiedAt: b.VerifiedAt}
+		Uses: b.Uses, Successes: b.Successes, Fails: b.Fails, VerifiedAt: b.VerifiedAt, WrittenAt: b.UpdatedAt}
 }
 
 func playbookView(b store.Playbook, now time.Time) Playbook {

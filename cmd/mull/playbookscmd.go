@@ -16,7 +16,8 @@ func newPlaybooksCmd(g *globals) *cobra.Command {
 		Long: `A playbook is a reusable procedure a retro found (the seed's PLAYBOOK:<slug>):
 a slug and its steps, per workspace. The agent reports each use with
 POST /v1/playbooks/{slug}/use; a success verifies it. Its rate is
-(successes+1)/(uses+2), and it is stale when never verified or not for 30 days.
+(successes+1)/(uses+2), and it is stale after 30 days without a success
+(counted from when it was written if it never succeeded).
 The digest lists fresh ones first, then by rate, then by uses; so does this.`,
 	}
 	cmd.AddCommand(newPlaybooksListCmd(g))

@@ -37,9 +37,12 @@ func seedRetroOutput(t *testing.T, dialect string) string {
 				return err
 			}
 		}
+		// bisect was written 31 days ago and never worked since: stale
+		// (the list reads the real clock).
+		written := map[string]time.Time{"bisect": time.Now().UTC().Add(-31 * 24 * time.Hour), "release": t0}
 		for _, slug := range []string{"bisect", "release"} {
 			if err := s.PutPlaybook(ctx, tx, store.Playbook{Workspace: "/home/dev/app", Slug: slug, Steps: []string{"tag", "push"},
-				SessionID: "session-1", JobID: 7, UpdatedAt: t0}); err != nil {
+				SessionID: "session-1", JobID: 7, UpdatedAt: written[slug]}); err != nil {
 				return err
 			}
 		}

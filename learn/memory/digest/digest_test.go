@@ -364,12 +364,14 @@ func TestEmpty(t *testing.T) {
 
 func TestPlaybookOrder(t *testing.T) {
 	ps := []digest.Playbook{
-		{Slug: "stale-perfect", Uses: 10, Successes: 10, VerifiedAt: ago(31)},
+		{Slug: "stale-perfect", Uses: 10, Successes: 10, VerifiedAt: ago(31), WrittenAt: ago(60)},
 		{Slug: "once", Uses: 1, Successes: 1, VerifiedAt: ago(1)},         // 2/3
 		{Slug: "nine-of-ten", Uses: 10, Successes: 9, VerifiedAt: ago(2)}, // 10/12
 		{Slug: "never-used", VerifiedAt: ago(1)},                          // 1/2
-		{Slug: "never-verified", Uses: 3, Successes: 3},                   // stale
+		{Slug: "never-verified", Uses: 3, Fails: 3, WrittenAt: ago(40)},   // stale: 40 days unverified
 		{Slug: "also-half", Uses: 2, Successes: 1, VerifiedAt: ago(1)},    // 1/2, more uses
+		{Slug: "new", WrittenAt: ago(1)},                                  // 1/2, fresh though never used
+		{Slug: "new-failing", Uses: 2, Fails: 2, WrittenAt: ago(29)},      // 1/4, fresh for 30 days
 	}
 	if r := ps[2].Rate(); r != 10.0/12 {
 		t.Errorf("rate %v", r)
@@ -379,13 +381,38 @@ func TestPlaybookOrder(t *testing.T) {
 	for _, p := range ps {
 		got = append(got, p.Slug)
 	}
-	want := []string{"nine-of-ten", "once", "also-half", "never-used", "stale-perfect", "never-verified"}
+	want := []string{"nine-of-ten", "once", "also-half", "never-used", "new", "new-failing", "stale-perfect", "never-verified"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("order %v, want %v", got, want)
 	}
 	out := digest.Render(digest.Input{Now: now, Playbooks: ps}, digest.Options{})
-	if !strings.Contains(out.Text, "- stale-perfect (10 ok, 0 failed) 〈stale〉") {
-		t.Errorf("text:\n%s", out.Text)
+	for _, line := range []string{"- stale-perfect (10 ok, 0 failed) 〈stale〉\n", "- never-verified (0 ok, 3 failed) 〈stale〉\n",
+		"- new (0 ok, 0 failed)\n", "- new-failing (0 ok, 2 failed)\n"} {
+		if !strings.Contains(out.Text, line) {
+			t.Errorf("no line %q in:\n%s", line, out.Text)
+		}
+	}
+}
+
+// TestPlaybookStale: 30 days unverified, counted from the last success, or
+// from the writing when none succeeded; a success after that makes it fresh.
+func TestPlaybookStale(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		p    digest.Playbook
+		want bool
+	}{
+		{"just written", digest.Playbook{WrittenAt: ago(0)}, false},
+		{"written 30 days ago", digest.Playbook{WrittenAt: ago(30)}, false},
+		{"written 30 days and a minute ago", digest.Playbook{WrittenAt: ago(30 + 1.0/24/60)}, true},
+		{"verified a day ago, written long ago", digest.Playbook{VerifiedAt: ago(1), WrittenAt: ago(400)}, false},
+		{"verified 31 days ago, written later", digest.Playbook{VerifiedAt: ago(31), WrittenAt: ago(2)}, true},
+		{"verified 30 days ago", digest.Playbook{VerifiedAt: ago(30)}, false},
+		{"no times", digest.Playbook{}, true},
+	} {
+		if got := tt.p.Stale(now); got != tt.want {
+			t.Errorf("%s: Stale = %v, want %v", tt.name, got, tt.want)
+		}
 	}
 }
 

@@ -13,7 +13,11 @@ type Playbook struct {
 	// Summary is a short summary of its steps.
 	Summary                string
 	Uses, Successes, Fails int
-	VerifiedAt             time.Time
+	// VerifiedAt is the last successful use; zero when none succeeded.
+	VerifiedAt time.Time
+	// WrittenAt is when a retro wrote its steps: a playbook never verified
+	// ages from it, so a new one starts fresh.
+	WrittenAt time.Time
 }
 
 // PlaybookStaleAfter: a playbook unverified for longer is marked stale.
@@ -24,9 +28,15 @@ const PlaybookStaleAfter = 30 * 24 * time.Hour
 // of ten.
 func (p Playbook) Rate() float64 { return float64(p.Successes+1) / float64(p.Uses+2) }
 
-// Stale reports a playbook never verified or unverified for 30 days.
+// Stale reports a playbook unverified for more than 30 days: since its
+// last success, or since it was written when it never succeeded. One with
+// neither time is stale: its age is unknown.
 func (p Playbook) Stale(now time.Time) bool {
-	return p.VerifiedAt.IsZero() || now.Sub(p.VerifiedAt) > PlaybookStaleAfter
+	since := p.VerifiedAt
+	if since.IsZero() {
+		since = p.WrittenAt
+	}
+	return since.IsZero() || now.Sub(since) > PlaybookStaleAfter
 }
 
 // SortPlaybooks orders playbooks as the seed does: fresh before stale, then
