@@ -10,8 +10,8 @@
 #      @deepseek-ai/dsh@0.1.0-rc.8 with the pnpm overrides DSH needs;
 #      a DSH_HOME with the headless hmr workaround
 #   2. build mull; start `mull serve --fake-llm` on a temporary SQLite data
-#      dir (digest.watermark_items=1, so each new memory republishes the
-#      digest), and `mull fake-deepseek` as DSH's model, scripted to answer
+#      dir (default digest settings), and `mull fake-deepseek` as DSH's
+#      model, scripted to answer
 #      MEMORY-SEEN when the memory's marker is anywhere in the conversation
 #      and LESSON-SEEN when the learning loop's marker is
 #   3. write a memory with POST /v1/memories
@@ -31,7 +31,8 @@
 #      session_end; retro_session (mull's LLM is the fake, whose retro names
 #      the first failed tool call) writes a lesson naming the command,
 #      polled with `mull memory list` for up to 60s; a new session 2's first
-#      system prompt (its log's request/header row) has the lesson's line,
+#      system prompt (its log's request/header row) has the lesson's line
+#      (the retro's handoff, written with it, makes the digest due at once),
 #      and its model saw it
 #   8. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #
@@ -144,9 +145,11 @@ dport=$(free_port)
 tport=$(free_port)
 murl=http://127.0.0.1:$mport
 export MULL_DATA_DIR=$tmp/mull-data
-# A digest watermark of 1: each new memory republishes the digest, so the
-# learning loop's lesson is in the next session's system prompt at once.
-MULL_LOG_FORMAT=json MULL_DIGEST_WATERMARK_ITEMS=1 "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull.log" 2>&1 &
+# Default digest settings: one new memory alone waits for its batch, but the
+# retro that writes the learning loop's lesson also writes a handoff, which
+# makes the digest due at once, so the lesson is in the next session's
+# system prompt.
+MULL_LOG_FORMAT=json "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull.log" 2>&1 &
 mull_pid=$!
 pids+=("$mull_pid")
 wait_http "$murl/healthz" 60 || fail "mull serve did not answer /healthz within 60s"
@@ -246,10 +249,10 @@ if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const first = headers[0].data.header
 if (!first.system.includes(marker)) { console.log('the first system prompt lacks the memory:\n' + first.system.slice(0, 3000)); process.exit(1) }
 const tools = first.tools.map(t => t.name)
-for (const t of ['remember', 'memory_search']) if (!tools.includes(t)) { console.log(`tool ${t} not offered: ${tools}`); process.exit(1) }
+for (const t of ['remember', 'memory_search', 'playbook_use']) if (!tools.includes(t)) { console.log(`tool ${t} not offered: ${tools}`); process.exit(1) }
 const at = first.system.indexOf(marker)
 console.log(`system prompt has the memory: …${first.system.slice(Math.max(0, at - 120), at + 60).replace(/\n/g, '⏎')}…`)
-console.log(`tools offered include remember, memory_search (${tools.length} tools); ${rows.length} log rows`)
+console.log(`tools offered include remember, memory_search, playbook_use (${tools.length} tools); ${rows.length} log rows`)
 EOF
 sed 's/^/   /' "$tmp/log-check.txt"
 took "session $sid"

@@ -1,7 +1,7 @@
 // mull's DSH bridge: a Cordis plugin that forwards what happens in DSH
 // sessions to mull (POST /v1/events), injects mull's memory digest as a
 // system-prompt section, adds new memory notices to each step, and gives the
-// agent the remember and memory_search tools.
+// agent the remember, memory_search and playbook_use tools.
 //
 // Plain ESM, no dependencies: global fetch and node: built-ins only. It
 // never blocks or breaks the agent: handlers return at once, network calls
@@ -57,7 +57,7 @@ export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.lo
  */
 export function registerTools (ctx, bridge, defineTool, log) {
   if (typeof defineTool !== 'function') {
-    log('warn', 'mull plugin: cannot load defineTool from @deepseek-ai/dsh-tools, so the remember and memory_search tools are not registered (set dshToolsModule in the plugin config to its path)')
+    log('warn', 'mull plugin: cannot load defineTool from @deepseek-ai/dsh-tools, so the remember, memory_search and playbook_use tools are not registered (set dshToolsModule in the plugin config to its path)')
     return
   }
   for (const spec of bridge.toolSpecs()) {

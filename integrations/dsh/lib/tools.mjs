@@ -1,7 +1,8 @@
-// The remember and memory_search tools, as plain defineTool options: data
-// plus an execute function, with no import of DSH. plugin.mjs passes them
-// through DSH's own defineTool (loaded at runtime from the running DSH, see
-// loadDefineTool) before ctx.tools.register; tests call execute directly.
+// The remember, memory_search and playbook_use tools, as plain defineTool
+// options: data plus an execute function, with no import of DSH. plugin.mjs
+// passes them through DSH's own defineTool (loaded at runtime from the
+// running DSH, see loadDefineTool) before ctx.tools.register; tests call
+// execute directly.
 
 import { realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
@@ -83,8 +84,45 @@ export function toolSpecs ({ client, where }) {
     }
   }
 
-  return [remember, memorySearch]
+  const playbookUse = {
+    name: 'playbook_use',
+    description: 'Report to mull that you followed one of this workspace\'s playbooks (the procedures listed under ' +
+      '"Playbooks" in mull\'s memory section) and whether it worked. Call it once when you are done with the playbook: ' +
+      'successes verify it and rank it higher for later sessions, failures rank it lower.',
+    parameters: {
+      slug: { type: 'string', description: 'The playbook\'s slug, as the memory section lists it (before the colon).', required: true },
+      success: { type: 'boolean', description: 'true if following the playbook worked, false if it did not.', required: true }
+    },
+    output: {
+      schema: { type: 'object', additionalProperties: true },
+      render: (_args, v) => text(v.recorded
+        ? `Recorded ${v.success ? 'a success' : 'a failure'} of playbook ${v.slug}: ${v.successes} ok, ${v.fails} failed in ${v.uses} uses.`
+        : `Not recorded: ${v.reason}`)
+    },
+    // Never throws: a use that was not recorded is only reported, so the
+    // agent carries on with its task.
+    async execute (args, exec) {
+      const slug = String(args?.slug ?? '').trim()
+      const notRecorded = reason => ({ recorded: false, slug, reason })
+      if (!slug) return notRecorded('slug is empty; give the playbook\'s slug as the memory section lists it')
+      if (typeof args.success !== 'boolean') return notRecorded('success must be true or false')
+      const { workspace } = where(exec?.agent)
+      const path = `/v1/playbooks/${encodeURIComponent(slug)}/use`
+      const res = await client.request('POST', path, { body: { workspace, success: args.success }, force: true })
+      if (res === null) return notRecorded('mull is unavailable; the use was not recorded')
+      const p = res.body ?? {}
+      if (res.status === 200) {
+        return { recorded: true, slug, success: args.success, uses: num(p.uses), successes: num(p.successes), fails: num(p.fails), stale: p.stale === true }
+      }
+      if (res.status === 404) return notRecorded(`mull has no playbook "${slug}" in this workspace`)
+      return notRecorded(`mull answered HTTP ${res.status} to POST ${path}${p.error ? ': ' + p.error : ''}`)
+    }
+  }
+
+  return [remember, memorySearch, playbookUse]
 }
+
+const num = v => Number.isFinite(v) ? v : 0
 
 /**
  * DSH's defineTool, from the running DSH. The plugin file usually lives

@@ -34,12 +34,13 @@ test('the module is a Cordis plugin: name, inject, apply', () => {
   assert.equal(typeof plugin.apply, 'function')
 })
 
-test('apply attaches the listeners, the section and both tools through defineTool', async (t) => {
+test('apply attaches the listeners, the section and the tools through defineTool', async (t) => {
   const fake = await startedFake(t)
   const { ctx } = await applied(t, fake)
   assert.deepEqual([...ctx.listeners.keys()].sort(), ['agent/error', 'agent/pre-step', 'agent/session-start', 'session/event'])
   assert.equal(ctx.sections.length, 1)
-  assert.deepEqual(ctx.registered.map(d => [d.name, d.compiledBy]), [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool']])
+  assert.deepEqual(ctx.registered.map(d => [d.name, d.compiledBy]),
+    [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool'], ['playbook_use', 'stub-defineTool']])
   const remember = tool(ctx, 'remember')
   assert.equal(remember.parameters.text.required, true)
   assert.deepEqual(remember.parameters.kind.enum, ['fact', 'preference', 'lesson', 'resource', 'method'])
@@ -55,7 +56,7 @@ test('without defineTool the tools are left out with one line; the rest works', 
   t.after(dispose)
   assert.equal(ctx.registered.length, 0)
   assert.equal(ctx.warnings().length, 1)
-  assert.match(ctx.warnings()[0].msg, /remember and memory_search tools are not registered/)
+  assert.match(ctx.warnings()[0].msg, /remember, memory_search and playbook_use tools are not registered/)
   assert.equal(ctx.sections.length, 1)
 })
 
@@ -105,6 +106,70 @@ test('tools fail as tool errors when mull is down, quickly', async (t) => {
   const t0 = performance.now()
   await assert.rejects(tool(ctx, 'memory_search').execute({ query: 'x' }, {}), /mull is unavailable/)
   assert.ok(performance.now() - t0 < 1000)
+})
+
+test('playbook_use posts the use for the caller\'s workspace and renders the record', async (t) => {
+  const fake = await startedFake(t)
+  fake.addPlaybook('/home/dev/shop', 'release')
+  fake.addPlaybook('/home/dev/shop', 'db/migrate')
+  const { ctx } = await applied(t, fake)
+  const use = tool(ctx, 'playbook_use')
+  assert.equal(use.parameters.slug.required, true)
+  assert.equal(use.parameters.success.type, 'boolean')
+  const agent = fakeAgent(fakeSession('session-p', '/home/dev/shop'))
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+
+  const v = await use.execute({ slug: ' release ', success: true }, { agent })
+  assert.deepEqual(v, { recorded: true, slug: 'release', success: true, uses: 1, successes: 1, fails: 0, stale: false })
+  const req = fake.requests.find(r => r.path === '/v1/playbooks/release/use')
+  assert.equal(req.method, 'POST')
+  assert.deepEqual(req.body, { workspace: '/home/dev/shop', success: true })
+  assert.deepEqual(use.output.render({}, v), [{ type: 'text', text: 'Recorded a success of playbook release: 1 ok, 0 failed in 1 uses.' }])
+
+  const f = await use.execute({ slug: 'db/migrate', success: false }, { agent })
+  assert.deepEqual(f, { recorded: true, slug: 'db/migrate', success: false, uses: 1, successes: 0, fails: 1, stale: false })
+  assert.ok(fake.requests.some(r => r.path === '/v1/playbooks/db%2Fmigrate/use'), 'the slug is escaped in the path')
+  assert.deepEqual(ctx.warnings(), [])
+})
+
+test('playbook_use: an unknown slug or bad arguments are reported, not thrown', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx } = await applied(t, fake)
+  const use = tool(ctx, 'playbook_use')
+  const v = await use.execute({ slug: 'nope', success: true }, {})
+  assert.equal(v.recorded, false)
+  assert.match(v.reason, /mull has no playbook "nope" in this workspace/)
+  assert.equal(fake.requests.find(r => r.path === '/v1/playbooks/nope/use').body.workspace, WS, 'no agent: the default workspace')
+  assert.match(use.output.render({}, v)[0].text, /^Not recorded: mull has no playbook "nope"/)
+
+  const before = fake.requests.length
+  assert.match((await use.execute({ slug: '  ', success: true }, {})).reason, /slug is empty/)
+  assert.match((await use.execute({ slug: 'release', success: 'yes' }, {})).reason, /success must be true or false/)
+  assert.match((await use.execute({}, {})).reason, /slug is empty/)
+  assert.equal(fake.requests.length, before, 'bad arguments send nothing')
+
+  fake.addPlaybook(WS, 'release')
+  fake.token = 'secret' // mull wants a token the plugin lacks: a 401 marks it down
+  assert.match((await use.execute({ slug: 'release', success: true }, {})).reason, /mull is unavailable/)
+})
+
+test('playbook_use: mull down or hanging gives a result saying so, quickly', async (t) => {
+  const fake = await startedFake(t)
+  fake.addPlaybook(WS, 'release')
+  const { ctx } = await applied(t, fake, { timeoutMs: 200 })
+  const use = tool(ctx, 'playbook_use')
+  await fake.stop()
+  const down = await use.execute({ slug: 'release', success: true }, {})
+  assert.deepEqual(down, { recorded: false, slug: 'release', reason: 'mull is unavailable; the use was not recorded' })
+  assert.equal(use.output.render({}, down)[0].text, 'Not recorded: mull is unavailable; the use was not recorded')
+  fake.mode = 'hang'
+  await fake.start()
+  const t0 = performance.now()
+  assert.equal((await use.execute({ slug: 'release', success: false }, {})).recorded, false)
+  assert.ok(performance.now() - t0 < 1000)
+  fake.mode = 'ok'
+  const back = await use.execute({ slug: 'release', success: true }, {})
+  assert.equal(back.recorded, true, 'a tool call goes out even during the backoff')
 })
 
 test('the disposer flushes what is queued', async (t) => {

@@ -80,6 +80,7 @@ export class FakeMull {
     this.events = new Map()
     this.memories = []
     this.notices = []
+    this.playbooks = new Map() // workspace + '\u0000' + slug → record
     this.server = null
     this.port = 0
     this.hanging = new Set()
@@ -139,6 +140,28 @@ export class FakeMull {
     return m
   }
 
+  addPlaybook (workspace, slug) {
+    const p = { workspace, slug, steps: ['step'], uses: 0, successes: 0, fails: 0, rate: 0.5, stale: false, verified_at: null }
+    this.playbooks.set(workspace + '\u0000' + slug, p)
+    return p
+  }
+
+  /** POST /v1/playbooks/{slug}/use, validated as mull does (api/playbooks.go). */
+  usePlaybook (res, slug, query, body) {
+    if (!body || typeof body !== 'object') return send(res, 400, { error: 'invalid JSON body' })
+    for (const k of Object.keys(body)) if (k !== 'workspace' && k !== 'success') return send(res, 400, { error: `invalid JSON body: unknown field "${k}"` })
+    const ws = body.workspace || query.workspace
+    if (body.workspace && query.workspace && body.workspace !== query.workspace) return send(res, 400, { error: 'workspace: conflict', field: 'workspace' })
+    if (!ws) return send(res, 400, { error: 'workspace: required', field: 'workspace' })
+    if (typeof body.success !== 'boolean') return send(res, 400, { error: 'success: required', field: 'success' })
+    const p = this.playbooks.get(ws + '\u0000' + slug)
+    if (!p) return send(res, 404, { error: `no playbook ${slug} in workspace ${ws}` })
+    p.uses++
+    if (body.success) { p.successes++; p.verified_at = new Date().toISOString() } else p.fails++
+    p.rate = (p.successes + 1) / (p.uses + 2)
+    return send(res, 200, p)
+  }
+
   digestText (workspace) {
     const ms = this.memories.filter(m => m.workspace === workspace)
     if (ms.length === 0) return ''
@@ -161,6 +184,8 @@ export class FakeMull {
     if (this.token && req.headers.authorization !== `Bearer ${this.token}`) return send(res, 401, { error: 'unauthorized' })
     const route = `${req.method} ${url.pathname}`
     const q = rec.query
+    const use = req.method === 'POST' && /^\/v1\/playbooks\/([^/]+)\/use$/.exec(url.pathname)
+    if (use) return this.usePlaybook(res, decodeURIComponent(use[1]), q, body)
     switch (route) {
       case 'POST /v1/events': return this.postEvents(res, body)
       case 'GET /v1/digest': {
