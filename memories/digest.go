@@ -121,12 +121,11 @@ func (s *Service) live(ctx context.Context, tx *sql.Tx, libs []string, upTo int6
 	return FromRows(rows), err
 }
 
-// digestKey is the digest_state row a workspace is served from: its own, or
-// under scope global the one shared by all.
+// digestKey is the digest_state row a workspace is served from: its own,
+// under every scope. Under scope global the memory sections are the same
+// for all, but the handoff, proposal and playbooks are the workspace's, so
+// one shared row would serve one workspace's handoff to the others.
 func (s *Service) digestKey(workspace string) string {
-	if !s.scope.ReadsWorkspace() {
-		return ""
-	}
 	return workspace
 }
 

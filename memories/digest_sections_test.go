@@ -111,3 +111,34 @@ func digestOf(t *testing.T, svc *memories.Service, ws string, prev memories.Dige
 	}
 	return d
 }
+
+// Under scope global every workspace reads the global library, but its
+// handoff, proposal and playbooks stay its own: one workspace's digest
+// never carries another's handoff.
+func TestGlobalScopeDigestKeepsEachWorkspacesHandoff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, "global")
+		remember(t, svc, "/a", memory.Fact, "the build uses make")
+		for ws, text := range map[string]string{"/a": "Next: release app a", "/b": "Next: fix lib b"} {
+			if err := s.InTx(ctx, func(tx *sql.Tx) error {
+				return s.PutHandoff(ctx, tx, store.Handoff{Workspace: ws, Text: text, SessionID: "s", JobID: 1, RecordedAt: s.Now()})
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, ws := range []string{"/a", "/b", "/a"} {
+			d, err := svc.Digest(ctx, ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mine, theirs := "release app a", "fix lib b"
+			if ws == "/b" {
+				mine, theirs = theirs, mine
+			}
+			if !strings.Contains(d.Text, mine) || strings.Contains(d.Text, theirs) || !strings.Contains(d.Text, "the build uses make") {
+				t.Fatalf("scope global, digest of %s:\n%s", ws, d.Text)
+			}
+		}
+	})
+}
