@@ -45,18 +45,19 @@ const (
 
 // Promote picks the workspace memories to copy to the global library at a
 // session end: live, not quarantined, not from an external src, scoring at
-// least PromoteMinScore, not already in the global library (by Normalize),
-// the best PromoteMax by score. The copies are returned ready to write:
-// global, PromotedFrom set to the workspace's base name, recorded now; the
-// rest of their metadata (origin, src, importance, uses) travels with them
-// so trust does not change in transit. Callers skip temporary workspaces
-// (see TemporaryWorkspace).
+// least PromoteMinScore, never in the global library (by Normalize), the
+// best PromoteMax by score. global is every row of the global library,
+// invalidated and quarantined ones too: a global copy someone forgot (or
+// that expired, or was superseded) stays gone, and the workspace original
+// does not bring it back at the next session end. The copies are returned
+// ready to write: global, PromotedFrom set to the workspace's base name,
+// recorded now; the rest of their metadata (origin, src, importance, uses)
+// travels with them so trust does not change in transit. Callers skip
+// temporary workspaces (see TemporaryWorkspace).
 func Promote(workspace, global []Memory, now time.Time) []Memory {
 	have := map[string]bool{}
 	for _, g := range global {
-		if g.ValidAt(now) {
-			have[Normalize(g.Text)] = true
-		}
+		have[Normalize(g.Text)] = true
 	}
 	type cand struct {
 		m     Memory

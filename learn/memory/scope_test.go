@@ -2,6 +2,7 @@ package memory_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/mullhq/mull/learn/memory"
 )
@@ -38,6 +39,40 @@ func TestPromote(t *testing.T) {
 	}
 	if got[0].Src != memory.SrcUser || got[0].Origin != memory.OriginTool {
 		t.Error("promotion changed the metadata that decides trust")
+	}
+}
+
+// A global row with the same text blocks the promotion whatever its
+// state: a copy the user forgot (invalidated), one consolidation
+// superseded or one quarantined stays gone; only a library without it gets
+// the copy.
+func TestPromoteNeverRestoresAGlobalRow(t *testing.T) {
+	local := []memory.Memory{{ID: 1, Workspace: "/home/dev/app", Kind: memory.Preference, Text: "prefers answers in Chinese",
+		Src: memory.SrcUser, Origin: memory.OriginTool, RecordedAt: daysAgo(0.5)}} // 8+5 = 13
+	copyOf := func(edit func(m *memory.Memory)) []memory.Memory {
+		g := memory.Memory{ID: 9, Kind: memory.Preference, Text: "Prefers answers in Chinese.", Origin: memory.OriginTool,
+			PromotedFrom: "app", RecordedAt: daysAgo(3)}
+		edit(&g)
+		return []memory.Memory{g}
+	}
+	tests := []struct {
+		name   string
+		global []memory.Memory
+		want   int
+	}{
+		{"none in global", nil, 1},
+		{"live copy", copyOf(func(*memory.Memory) {}), 0},
+		{"forgotten copy", copyOf(func(m *memory.Memory) { m.InvalidAt, m.InvalidReason = daysAgo(1), "forgotten" }), 0},
+		{"superseded copy", copyOf(func(m *memory.Memory) { m.InvalidAt, m.SupersededBy = daysAgo(1), 12 }), 0},
+		{"quarantined copy", copyOf(func(m *memory.Memory) { m.Quarantined = true }), 0},
+		{"invalidated later today", copyOf(func(m *memory.Memory) { m.InvalidAt = now.Add(time.Hour) }), 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := memory.Promote(local, tt.global, now); len(got) != tt.want {
+				t.Fatalf("promoted %d (%+v), want %d", len(got), got, tt.want)
+			}
+		})
 	}
 }
 
