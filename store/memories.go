@@ -172,6 +172,27 @@ func (s *Store) InvalidateMemory(ctx context.Context, q querier, id int64, at ti
 	return n == 1, err
 }
 
+// libraryLockClass is the first key of the Postgres advisory locks
+// LockLibrary takes; the second is the library's hash. Two-key locks never
+// meet the one-key lock migrations take.
+const libraryLockClass = 0x6d656d // "mem"
+
+// LockLibrary holds a library's write lock ("" is the global one) until tx
+// ends, so writers that plan against the library's rows and then write (the
+// retro jobs) take turns and each plans on what the other wrote: on
+// Postgres a transaction-level advisory lock keyed by the library (two
+// libraries whose names hash alike only wait for each other). SQLite needs
+// none: its transactions are immediate, one writer at a time.
+func (s *Store) LockLibrary(ctx context.Context, tx *sql.Tx, workspace string) error {
+	if s.Dialect != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `select pg_advisory_xact_lock($1, hashtext($2))`, libraryLockClass, workspace); err != nil {
+		return fmt.Errorf("lock library %q: %w", workspace, err)
+	}
+	return nil
+}
+
 // MemoryChanges is what happened in some libraries since a digest was
 // published.
 type MemoryChanges struct {

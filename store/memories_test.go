@@ -127,3 +127,37 @@ func TestMemorySearchChangesAndDigestState(t *testing.T) {
 		}
 	})
 }
+
+// TestLockLibraryBlocks checks that on Postgres a second transaction
+// cannot take a library's lock while the first holds it, and that another
+// library's lock is free. (SQLite's single write transaction needs no test
+// of its own.)
+func TestLockLibraryBlocks(t *testing.T) {
+	s := storetest.New(t, store.Postgres)
+	ctx := context.Background()
+	tx1, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx1.Rollback()
+	if err := s.LockLibrary(ctx, tx1, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	lock := func(ctx context.Context, lib string) error {
+		return s.InTx(ctx, func(tx *sql.Tx) error { return s.LockLibrary(ctx, tx, lib) })
+	}
+	if err := lock(ctx, "/v"); err != nil {
+		t.Fatalf("another library's lock: %v", err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	if err := lock(short, "/w"); err == nil {
+		t.Fatal("a second transaction locked /w while the first held it")
+	}
+	if err := tx1.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(ctx, "/w"); err != nil {
+		t.Fatalf("after the first committed: %v", err)
+	}
+}

@@ -19,6 +19,9 @@ type Handoff struct {
 	SessionID  string
 	JobID      int64
 	RecordedAt time.Time
+	// SourceAt is the time of the last session event the retro read; zero
+	// when unknown (a handoff written before it was kept).
+	SourceAt time.Time
 }
 
 // RetroRun marks a retro job applied; Counts is JSON.
@@ -30,22 +33,41 @@ type RetroRun struct {
 	Counts    string
 }
 
-// PutHandoff replaces a workspace's handoff.
+const handoffUpsert = `insert into handoffs (workspace, text, session_id, job_id, recorded_at, source_at)
+	values ($1, $2, $3, $4, $5, $6) on conflict (workspace) do update set text = excluded.text,
+	session_id = excluded.session_id, job_id = excluded.job_id, recorded_at = excluded.recorded_at,
+	source_at = excluded.source_at`
+
+// PutHandoff replaces a workspace's handoff, whatever it was.
 func (s *Store) PutHandoff(ctx context.Context, tx *sql.Tx, h Handoff) error {
-	_, err := tx.ExecContext(ctx, `insert into handoffs (workspace, text, session_id, job_id, recorded_at)
-		values ($1, $2, $3, $4, $5) on conflict (workspace) do update set text = excluded.text,
-		session_id = excluded.session_id, job_id = excluded.job_id, recorded_at = excluded.recorded_at`,
-		h.Workspace, h.Text, h.SessionID, h.JobID, utcMicro(h.RecordedAt))
+	_, err := s.putHandoff(ctx, tx, h, "")
+	return err
+}
+
+// PutNewerHandoff replaces a workspace's handoff unless the stored one was
+// drawn from later evidence (its SourceAt is after h's): a retro retried
+// late must not overwrite what a newer session left. A stored handoff or an
+// h without SourceAt is always replaced. ok reports whether h was stored.
+func (s *Store) PutNewerHandoff(ctx context.Context, tx *sql.Tx, h Handoff) (ok bool, err error) {
+	return s.putHandoff(ctx, tx, h, ` where handoffs.source_at is null or excluded.source_at is null
+		or handoffs.source_at <= excluded.source_at`)
+}
+
+func (s *Store) putHandoff(ctx context.Context, tx *sql.Tx, h Handoff, where string) (bool, error) {
+	res, err := tx.ExecContext(ctx, handoffUpsert+where,
+		h.Workspace, h.Text, h.SessionID, h.JobID, utcMicro(h.RecordedAt), nullTime(h.SourceAt))
 	if err != nil {
-		return fmt.Errorf("put handoff of %q: %w", h.Workspace, err)
+		return false, fmt.Errorf("put handoff of %q: %w", h.Workspace, err)
 	}
-	return nil
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // GetHandoff reads a workspace's handoff; ok is false when it has none.
 func (s *Store) GetHandoff(ctx context.Context, q querier, workspace string) (h Handoff, ok bool, err error) {
-	err = q.QueryRowContext(ctx, `select workspace, text, session_id, job_id, recorded_at from handoffs where workspace = $1`,
-		workspace).Scan(&h.Workspace, &h.Text, &h.SessionID, &h.JobID, &h.RecordedAt)
+	var source sql.NullTime
+	err = q.QueryRowContext(ctx, `select workspace, text, session_id, job_id, recorded_at, source_at from handoffs where workspace = $1`,
+		workspace).Scan(&h.Workspace, &h.Text, &h.SessionID, &h.JobID, &h.RecordedAt, &source)
 	if errors.Is(err, sql.ErrNoRows) {
 		return h, false, nil
 	}
@@ -53,6 +75,9 @@ func (s *Store) GetHandoff(ctx context.Context, q querier, workspace string) (h 
 		return h, false, fmt.Errorf("read handoff of %q: %w", workspace, err)
 	}
 	h.RecordedAt = h.RecordedAt.UTC()
+	if source.Valid {
+		h.SourceAt = source.Time.UTC()
+	}
 	return h, true, nil
 }
 
@@ -205,11 +230,11 @@ const proposalColumns = `id, workspace, summary, detail, status, session_id, job
 
 // AddPendingProposal stores a pending proposal unless the workspace already
 // has one pending (or this id exists); ok reports whether it was stored.
+// The unique index proposals_one_pending holds the rule, so two retros
+// adding at once store one: the other's insert does nothing.
 func (s *Store) AddPendingProposal(ctx context.Context, tx *sql.Tx, p Proposal) (ok bool, err error) {
 	res, err := tx.ExecContext(ctx, `insert into proposals (id, workspace, summary, detail, status, session_id, job_id, created_at)
-		select $1, $2, $3, $4, $5, $6, $7, $8
-		where not exists (select 1 from proposals where workspace = $2 and status = $5)
-		on conflict (id) do nothing`,
+		values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing`,
 		p.ID, p.Workspace, p.Summary, p.Detail, ProposalPending, p.SessionID, p.JobID, utcMicro(p.CreatedAt))
 	if err != nil {
 		return false, fmt.Errorf("add proposal of %q: %w", p.Workspace, err)

@@ -214,3 +214,187 @@ func TestDecideProposal(t *testing.T) {
 		}
 	})
 }
+
+// A handoff drawn from older evidence than the stored one's is not
+// stored; one as new or newer is, and one without a source time (or over
+// a stored one without) always is.
+func TestPutNewerHandoff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		put := func(job int64, source time.Time) bool {
+			t.Helper()
+			var ok bool
+			if err := s.InTx(ctx, func(tx *sql.Tx) (err error) {
+				ok, err = s.PutNewerHandoff(ctx, tx, store.Handoff{Workspace: "/w", Text: fmt.Sprint("from job ", job),
+					SessionID: "s", JobID: job, RecordedAt: t0.Add(time.Hour), SourceAt: source})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return ok
+		}
+		for _, c := range []struct {
+			job     int64
+			source  time.Time
+			want    bool
+			storedJ int64
+		}{
+			{1, time.Time{}, true, 1},              // first: nothing stored
+			{2, t0, true, 2},                       // over one without a source time
+			{3, t0.Add(-time.Minute), false, 2},    // older evidence: kept out
+			{4, t0, true, 4},                       // as new: replaces
+			{5, t0.Add(time.Microsecond), true, 5}, // newer
+			{6, time.Time{}, true, 6},              // no source time: replaces
+		} {
+			if got := put(c.job, c.source); got != c.want {
+				t.Fatalf("job %d: stored %t, want %t", c.job, got, c.want)
+			}
+			h, _, err := s.GetHandoff(ctx, s.DB, "/w")
+			if err != nil || h.JobID != c.storedJ {
+				t.Fatalf("after job %d: handoff %+v, %v; want job %d's", c.job, h, err, c.storedJ)
+			}
+			if c.want && !h.SourceAt.Equal(c.source) {
+				t.Fatalf("job %d: source time %v, want %v", c.job, h.SourceAt, c.source)
+			}
+		}
+	})
+}
+
+// The database holds one pending proposal per workspace: a second insert
+// that skips the store's function fails, AddPendingProposal reports it not
+// stored, and two transactions adding at once store one without an error.
+func TestOnePendingProposal(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		add := func(tx *sql.Tx, id, ws string) (bool, error) {
+			return s.AddPendingProposal(ctx, tx, store.Proposal{ID: id, Workspace: ws, Summary: "summary of " + id, CreatedAt: t0})
+		}
+		tx1, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx1.Rollback()
+		if ok, err := add(tx1, "retro-1", "/w"); !ok || err != nil {
+			t.Fatalf("first: %t, %v", ok, err)
+		}
+		// The second waits for the first (Postgres: on the index; SQLite:
+		// for the one connection) and then stores nothing.
+		type result struct {
+			ok  bool
+			err error
+		}
+		second := make(chan result, 1)
+		go func() {
+			var r result
+			r.err = s.InTx(ctx, func(tx *sql.Tx) (err error) {
+				r.ok, err = add(tx, "retro-2", "/w")
+				return err
+			})
+			second <- r
+		}()
+		if err := tx1.Commit(); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case r := <-second:
+			if r.ok || r.err != nil {
+				t.Fatalf("second at once: stored %t, %v; want not stored, no error", r.ok, r.err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the second insert did not return")
+		}
+		err = s.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := tx.ExecContext(ctx, `insert into proposals (id, workspace, summary, status, session_id, job_id, created_at)
+				values ('retro-3', '/w', 'x', 'pending', 's', 3, $1)`, t0)
+			return err
+		})
+		if err == nil {
+			t.Fatal("a second pending proposal of /w was inserted past the index")
+		}
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			if ok, err := add(tx, "retro-4", "/v"); !ok || err != nil {
+				return fmt.Errorf("another workspace's: %t, %v", ok, err)
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if ps, err := s.ListProposals(ctx, s.DB, "", store.ProposalPending); err != nil || len(ps) != 2 || ps[0].ID != "retro-1" || ps[1].ID != "retro-4" {
+			t.Fatalf("pending %+v, %v", ps, err)
+		}
+	})
+}
+
+// Migration 011 applies to a database that has data, a race's two pending
+// proposals in one workspace included: the oldest stays pending, the rest
+// of the data is kept, and the handoff written before it has no source
+// time, so the next retro replaces it.
+func TestMigration011OnExistingData(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		// A database from before 011: take it back out by hand.
+		for _, q := range []string{`drop index proposals_one_pending`, `alter table handoffs drop column source_at`,
+			`delete from mull_migrations where version = 11`} {
+			if _, err := s.DB.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			for i, p := range []struct{ id, ws string }{{"retro-1", "/w"}, {"retro-2", "/w"}, {"retro-3", "/w"}, {"retro-4", "/v"}, {"retro-5", "/w"}} {
+				if ok, err := s.AddPendingProposal(ctx, tx, store.Proposal{ID: p.id, Workspace: p.ws, Summary: "summary of " + p.id,
+					CreatedAt: t0.Add(time.Duration(i) * time.Minute)}); err != nil || !ok {
+					return fmt.Errorf("seed %s: %t, %v", p.id, ok, err)
+				}
+			}
+			if _, err := s.DecideProposal(ctx, tx, "retro-5", store.ProposalRejected, "no", t0); err != nil {
+				return err
+			}
+			_, err := tx.ExecContext(ctx, `insert into handoffs (workspace, text, session_id, job_id, recorded_at)
+				values ('/w', 'old handoff', 's0', 9, $1)`, t0)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+
+		planned, err := s.Migrate(ctx, true)
+		if err != nil || len(planned) != 1 || planned[0].Line != "mull" || planned[0].Version != 11 || planned[0].Name != "retro_guards" {
+			t.Fatalf("dry run %+v, %v; want mull 011_retro_guards alone", planned, err)
+		}
+		if steps, err := s.Migrate(ctx, false); err != nil || len(steps) != 1 || steps[0].Version != 11 {
+			t.Fatalf("migrate %+v, %v", steps, err)
+		}
+
+		ps, err := s.ListProposals(ctx, s.DB, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, p := range ps {
+			got = append(got, p.ID+":"+p.Status)
+		}
+		if want := "retro-1:pending retro-4:pending retro-5:rejected"; strings.Join(got, " ") != want {
+			t.Fatalf("proposals after 011: %s, want %s", strings.Join(got, " "), want)
+		}
+		h, ok, err := s.GetHandoff(ctx, s.DB, "/w")
+		if !ok || err != nil || h.Text != "old handoff" || !h.SourceAt.IsZero() {
+			t.Fatalf("handoff after 011: %+v, %t, %v", h, ok, err)
+		}
+		err = s.InTx(ctx, func(tx *sql.Tx) error {
+			if ok, err := s.AddPendingProposal(ctx, tx, store.Proposal{ID: "retro-6", Workspace: "/w", Summary: "x", CreatedAt: t0}); ok || err != nil {
+				return fmt.Errorf("a second pending of /w after 011: %t, %v", ok, err)
+			}
+			if ok, err := s.PutNewerHandoff(ctx, tx, store.Handoff{Workspace: "/w", Text: "new", SessionID: "s1", JobID: 10,
+				RecordedAt: t0, SourceAt: t0.Add(-time.Hour)}); !ok || err != nil {
+				return fmt.Errorf("the first retro after 011 did not replace the handoff: %t, %v", ok, err)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}

@@ -134,8 +134,9 @@ type Worker struct {
 	Logger *slog.Logger
 	// Caps bound the excerpt; zero fields take retro.DefaultCaps.
 	Caps retro.Caps
-	// Scope and TempDirs are retrosession.Worker's: under scope both a
-	// retro promotes to the global library.
+	// Scope and TempDirs are retrosession.Worker's: under scope global a
+	// retro writes its memories to the global library, under both it
+	// promotes to it.
 	Scope    memory.Scope
 	TempDirs []string
 }

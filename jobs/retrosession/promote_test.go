@@ -178,3 +178,36 @@ func TestRetroPromotesNothing(t *testing.T) {
 		})
 	}
 }
+
+// A promoted copy someone forgot (invalidated in the global library) stays
+// forgotten: the next retro does not promote the workspace's original
+// again.
+func TestForgottenGlobalCopyIsNotPromotedAgain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		e := startScoped(t, s, memory.ScopeBoth, []string{"/var/scratch"})
+		seedLibrary(t, s)
+		session(t, s, "session-1")
+		e.run(t, "session-1")
+		var forgot int64
+		for _, m := range global(t, s) {
+			if m.Text == "answer in Chinese" {
+				forgot = m.ID
+			}
+		}
+		if forgot == 0 {
+			t.Fatalf("the first retro did not promote %q: %q", "answer in Chinese", texts(global(t, s)))
+		}
+		if _, err := s.InvalidateMemory(ctx, s.DB, forgot, time.Now().UTC(), "forgotten by the user", 0); err != nil {
+			t.Fatal(err)
+		}
+
+		session(t, s, "session-2")
+		e.run(t, "session-2")
+		for _, m := range global(t, s) {
+			if memory.Normalize(m.Text) == "answer in chinese" && m.ID != forgot {
+				t.Fatalf("the forgotten copy was promoted again as %+v", m)
+			}
+		}
+	})
+}

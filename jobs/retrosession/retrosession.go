@@ -7,22 +7,17 @@ package retrosession
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
-	"os"
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
-	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -82,12 +77,19 @@ type Worker struct {
 	Logger *slog.Logger
 	// Caps bound the excerpt; zero fields take retro.DefaultCaps.
 	Caps retro.Caps
-	// Scope is config memory.scope. Under both, each retro promotes the
+	// Scope is config memory.scope. Under global, retros write their
+	// memories to the global library (the handoff, playbooks and proposal
+	// stay the workspace's); under both, each retro promotes the
 	// workspace's best memories to the global library (memory.Promote).
 	Scope memory.Scope
 	// TempDirs are the temporary directories whose workspaces never
 	// promote (/tmp always is one). Defaults to os.TempDir().
 	TempDirs []string
+
+	// beforeApply, set by tests only, runs between the model's answer and
+	// the apply transaction: a test holds two retros there to apply them
+	// at once.
+	beforeApply func()
 }
 
 // Counts is what one applied retro did, kept on its retro_runs row.
@@ -107,6 +109,10 @@ type Counts struct {
 	Truncated       bool `json:"truncated,omitempty"`
 	// Promoted counts the memories copied to the global library.
 	Promoted int `json:"promoted,omitempty"`
+	// HandoffStale: the answer's handoff was not stored, because the
+	// workspace's was drawn from a later session event (this retro ran
+	// late, after a newer session's).
+	HandoffStale bool `json:"handoff_stale,omitempty"`
 }
 
 // Work asks the model about the session and applies its answer with the
@@ -158,13 +164,11 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if err != nil {
 		return llm.JobResult(ctx, w.Logger, job.JobRow, err)
 	}
-	existing, err := w.Store.ListMemories(ctx, w.Store.DB, store.MemoryFilter{Workspaces: []string{sess.Workspace}, All: true, Oldest: true})
-	if err != nil {
-		return err
+	if w.beforeApply != nil {
+		w.beforeApply()
 	}
-	now := w.Store.Now()
-	ch := retro.Plan(out, memories.FromRows(existing), retro.Source{Workspace: sess.Workspace, SessionID: sess.ID, JobID: job.ID}, now)
-	counts, err := apply(ctx, w, job, sess, ch, truncated, now)
+	a := answer{Output: out, truncated: truncated, sourceAt: lastEventAt(rows, sess)}
+	counts, ch, err := apply(ctx, w, job, sess, a)
 	if err != nil {
 		return err
 	}
@@ -172,138 +176,10 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 		w.Logger.Info("retro entry rejected", "job_id", job.ID, "kind", r.Kind, "error", r.Err)
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
-		"added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated, "rejected", counts.Rejected,
-		"handoff", counts.Handoff, "playbooks", counts.Playbooks, "proposal", counts.Proposal, "proposal_refused", counts.ProposalRefused, "promoted", counts.Promoted, "truncated", truncated)
+		"library", w.library(sess.Workspace), "added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated,
+		"rejected", counts.Rejected, "handoff", counts.Handoff, "handoff_stale", counts.HandoffStale, "playbooks", counts.Playbooks,
+		"proposal", counts.Proposal, "proposal_refused", counts.ProposalRefused, "promoted", counts.Promoted, "truncated", truncated)
 	return nil
-}
-
-// apply writes the changes, the promotions, the applied marker and the
-// job's completion in one transaction.
-func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], sess store.Session, ch retro.Changes, truncated bool, now time.Time) (Counts, error) {
-	st := w.Store
-	var c Counts
-	err := st.InTx(ctx, func(tx *sql.Tx) error {
-		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Truncated: truncated}
-		ids := make([]int64, len(ch.Add))
-		for i, m := range ch.Add {
-			id, err := st.InsertMemory(ctx, tx, memories.ToRow(m))
-			if err != nil {
-				return err
-			}
-			ids[i] = id
-		}
-		c.Added = len(ids)
-		if err := st.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
-			return err
-		}
-		c.Bumped = len(ch.Bump)
-		for _, inv := range ch.Invalidate {
-			var by int64
-			if inv.By >= 0 && inv.By < len(ids) {
-				by = ids[inv.By]
-			}
-			ok, err := st.InvalidateMemory(ctx, tx, inv.ID, now, inv.Reason, by)
-			if err != nil {
-				return err
-			}
-			if ok {
-				c.Invalidated++
-			}
-		}
-		if ch.Handoff != "" {
-			if err := st.PutHandoff(ctx, tx, store.Handoff{Workspace: sess.Workspace, Text: ch.Handoff,
-				SessionID: sess.ID, JobID: job.ID, RecordedAt: now}); err != nil {
-				return err
-			}
-			c.Handoff = true
-		}
-		for _, p := range ch.Playbooks {
-			if err := st.PutPlaybook(ctx, tx, store.Playbook{Workspace: sess.Workspace, Slug: p.Slug, Steps: p.Steps,
-				SessionID: sess.ID, JobID: job.ID, UpdatedAt: now}); err != nil {
-				return err
-			}
-		}
-		c.Playbooks = len(ch.Playbooks)
-		if p := ch.Proposal; p != nil {
-			rejected, err := st.ListProposals(ctx, tx, sess.Workspace, store.ProposalRejected)
-			if err != nil {
-				return err
-			}
-			summaries := make([]string, len(rejected))
-			for i, r := range rejected {
-				summaries[i] = r.Summary
-			}
-			if retro.Refused(*p, summaries) {
-				c.ProposalRefused = true
-			} else {
-				ok, err := st.AddPendingProposal(ctx, tx, store.Proposal{ID: fmt.Sprintf("retro-%d", job.ID),
-					Workspace: sess.Workspace, Summary: p.Summary, Detail: p.Detail, SessionID: sess.ID, JobID: job.ID, CreatedAt: now})
-				if err != nil {
-					return err
-				}
-				c.Proposal = ok
-			}
-		}
-		var err error
-		if c.Promoted, err = w.promote(ctx, tx, sess.Workspace, now); err != nil {
-			return err
-		}
-		b, _ := json.Marshal(c) // plain struct
-		first, err := st.InsertRetroRun(ctx, tx, store.RetroRun{JobID: job.ID, SessionID: sess.ID,
-			Workspace: sess.Workspace, AppliedAt: now, Counts: string(b)})
-		if err != nil {
-			return err
-		}
-		if !first {
-			return errAlreadyApplied
-		}
-		_, err = river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, job)
-		return err
-	})
-	if errors.Is(err, errAlreadyApplied) {
-		// Another run applied it between our check and this transaction:
-		// everything above rolled back; the job is done.
-		return Counts{}, nil
-	}
-	if err != nil {
-		return c, fmt.Errorf("apply retro of session %s: %w", sess.ID, err)
-	}
-	return c, nil
-}
-
-var errAlreadyApplied = errors.New("retro already applied")
-
-// promote copies the workspace's best memories to the global library under
-// scope both, by memory.Promote's rules (at most 3, score at least 10, no
-// external src, none the global library has already), unless the workspace
-// lies in a temporary directory. It runs after the retro's own writes, so
-// what this session taught can go too, and returns how many it copied.
-func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now time.Time) (int, error) {
-	if !w.Scope.Promotes() || workspace == "" || memory.TemporaryWorkspace(workspace, w.tempDirs()...) {
-		return 0, nil
-	}
-	local, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{workspace}})
-	if err != nil {
-		return 0, err
-	}
-	global, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{""}})
-	if err != nil {
-		return 0, err
-	}
-	copies := memory.Promote(memories.FromRows(local), memories.FromRows(global), now)
-	for _, m := range copies {
-		if _, err := w.Store.InsertMemory(ctx, tx, memories.ToRow(m)); err != nil {
-			return 0, fmt.Errorf("promote to global: %w", err)
-		}
-	}
-	return len(copies), nil
-}
-
-func (w *Worker) tempDirs() []string {
-	if w.TempDirs == nil {
-		return []string{os.TempDir()}
-	}
-	return w.TempDirs
 }
 
 func toEvents(rows []store.Event) []events.Event {

@@ -55,6 +55,9 @@ type retros struct {
 	withError bool
 	scope     memory.Scope
 	tempDirs  []string
+	// beforeApply holds each retro_session between its answer and its
+	// apply (retrosession.SetBeforeApply).
+	beforeApply func()
 }
 
 // startRetros starts a working client for retro_session jobs, and
@@ -68,6 +71,9 @@ func startRetros(t *testing.T, s *store.Store, r retros) *env {
 	}
 	reg := engine.NewRegistry(overrides)
 	w := &retrosession.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs}
+	if r.beforeApply != nil {
+		retrosession.SetBeforeApply(w, r.beforeApply)
+	}
 	engine.Add(reg, retrosession.Spec, w)
 	if r.withError {
 		engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs})

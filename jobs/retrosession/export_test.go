@@ -1,0 +1,5 @@
+package retrosession
+
+// SetBeforeApply makes w call f between a retro's answer and its apply
+// transaction, so a test can hold retros there and let them apply at once.
+func SetBeforeApply(w *Worker, f func()) { w.beforeApply = f }
