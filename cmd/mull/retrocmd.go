@@ -37,7 +37,8 @@ func newRetroRunCmd(g *globals) *cobra.Command {
 		Long: `Enqueue a retro_session job for SESSION (an id from 'mull sessions list') and
 follow it: when a worker takes it, when an attempt fails and when it retries.
 Then print what it applied (memories added, bumped, invalidated and rejected;
-the handoff; playbooks; a proposal) and what it cost: tokens in, of which
+the handoff; playbooks; a proposal; under memory.scope both, the memories
+promoted to the global library) and what it cost: tokens in, of which
 prompt-cache hits, and out, and USD, from the job's LLM call records.
 
 Every run is a job of its own, even for a session that already had its retro;
@@ -197,13 +198,20 @@ func printRetro(w io.Writer, r retroResult) {
 		if c.Redacted > 0 {
 			fmt.Fprintf(w, "  redacted:  %d entries had secrets removed\n", c.Redacted)
 		}
-		fmt.Fprintf(w, "  handoff:   %s\n", yesNo(c.Handoff, "written", "none"))
+		handoff := yesNo(c.Handoff, "written", "none")
+		if c.HandoffStale {
+			handoff = "not stored: the workspace's is from a later session"
+		}
+		fmt.Fprintf(w, "  handoff:   %s\n", handoff)
 		fmt.Fprintf(w, "  playbooks: %d stored\n", c.Playbooks)
 		proposal := yesNo(c.Proposal, "stored (pending)", "none stored")
 		if c.ProposalRefused {
 			proposal = "not stored: the user rejected the same before"
 		}
 		fmt.Fprintf(w, "  proposal:  %s\n", proposal)
+		if c.Promoted > 0 {
+			fmt.Fprintf(w, "  promoted:  %d to the global library\n", c.Promoted)
+		}
 		if c.Truncated {
 			fmt.Fprintln(w, "  note:      the answer was cut off; only its additive sections were applied")
 		}

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -257,4 +258,38 @@ func seedRetroSessions(t *testing.T, db config.Database) {
 	if _, err := ingest.New(s, ingest.Hooks{}).IngestBatch(ctx, batch, store.SourcePush); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// `retro run` reports what the job's counts hold beyond memories: the
+// memories promoted to the global library (scope both) and a handoff kept
+// out because the workspace's is from a later session; --json carries both.
+func TestRetroOutcomePromotedAndStaleHandoff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := s.InsertRetroRun(ctx, tx, store.RetroRun{JobID: 42, SessionID: "session-1", Workspace: "/home/dev/app",
+				AppliedAt: now, Counts: `{"added":1,"bumped":0,"invalidated":0,"rejected":0,"handoff":false,"handoff_stale":true,"promoted":2}`})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		finalized := now.Add(2 * time.Second)
+		job := &rivertype.JobRow{ID: 42, State: rivertype.JobStateCompleted, Attempt: 1, MaxAttempts: 5, CreatedAt: now, FinalizedAt: &finalized}
+		r, err := retroOutcome(ctx, s, store.Session{ID: "session-1", Workspace: "/home/dev/app"}, job)
+		if err != nil || !r.Applied || r.Counts.Promoted != 2 || !r.Counts.HandoffStale {
+			t.Fatalf("outcome %+v, %v", r, err)
+		}
+		var out bytes.Buffer
+		printRetro(&out, r)
+		for _, want := range []string{"promoted:  2 to the global library", "handoff:   not stored: the workspace's is from a later session"} {
+			if !strings.Contains(out.String(), want) {
+				t.Fatalf("output lacks %q:\n%s", want, out.String())
+			}
+		}
+		b, _ := json.Marshal(r)
+		if !strings.Contains(string(b), `"promoted":2`) || !strings.Contains(string(b), `"handoff_stale":true`) {
+			t.Fatalf("--json %s", b)
+		}
+	})
 }
