@@ -103,6 +103,11 @@ func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Writt
 	row := ToRow(m)
 	// A quarantined write is kept as its own row whatever it repeats.
 	if !m.Quarantined {
+		// Under the library's lock, as the retros write: two writers of
+		// one text add it once.
+		if err := s.store.LockLibrary(ctx, tx, row.Workspace); err != nil {
+			return out, err
+		}
 		dup, ok, err := s.store.FindMemoryByNorm(ctx, tx, row.Workspace, row.TextNorm)
 		if err != nil {
 			return out, err

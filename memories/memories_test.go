@@ -406,3 +406,31 @@ func TestVerify(t *testing.T) {
 		}
 	})
 }
+
+// Eight people remembering one text at once store it once, with seven more
+// uses: remember takes the library's lock, as the retros do.
+func TestConcurrentRememberAddsOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		svc, _ := newService(t, s, "workspace")
+		errs := make(chan error, 8)
+		for range 8 {
+			go func() {
+				_, err := svc.Remember(context.Background(), memory.Write{Workspace: "/w", Kind: memory.Fact, Text: "the build uses make"},
+					memory.Provenance{Origin: memory.OriginPanel})
+				errs <- err
+			}()
+		}
+		for range 8 {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		rows, err := s.ListMemories(context.Background(), s.DB, store.MemoryFilter{Workspaces: []string{"/w"}, All: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Uses != 7 {
+			t.Fatalf("%d rows (uses %v), want 1 with 7 uses", len(rows), rows)
+		}
+	})
+}
