@@ -169,3 +169,24 @@ func TestParseDuration(t *testing.T) {
 		t.Error("ParseDuration accepted \"3 days\"")
 	}
 }
+
+// The retros answer in at most the seed's 3000 tokens unless configured;
+// other kinds take the default's 4000.
+func TestRetroMaxTokensDefault(t *testing.T) {
+	c, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for kind, want := range map[string]int{"retro_session": 3000, "retro_error": 3000, "consolidate_merge": 4000} {
+		if got := c.LLM.ForKind(kind).MaxTokens; got != want {
+			t.Errorf("%s max_tokens = %d, want %d", kind, got, want)
+		}
+	}
+	c, err = config.Load(config.Source{File: write(t, "[llm.kinds.retro_session]\nmax_tokens = 5000\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LLM.ForKind("retro_session").MaxTokens; got != 5000 {
+		t.Errorf("configured retro_session max_tokens = %d, want 5000", got)
+	}
+}

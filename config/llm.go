@@ -95,6 +95,16 @@ func (l LLM) withDefaults() LLM {
 		l.Default.Temperature = float32Ptr(0.2)
 	}
 	l.Default.MaxTokens = cmp.Or(l.Default.MaxTokens, 4000)
+	// The seed's retros answer in at most 3000 tokens (its sleep-time
+	// consolidation in 4000, the default); a [llm.kinds.*] max_tokens wins.
+	for _, kind := range []string{"retro_session", "retro_error"} {
+		if l.Kinds == nil {
+			l.Kinds = map[string]Model{}
+		}
+		k := l.Kinds[kind]
+		k.MaxTokens = cmp.Or(k.MaxTokens, 3000)
+		l.Kinds[kind] = k
+	}
 	if l.Default.Thinking == nil {
 		l.Default.Thinking = boolPtr(false)
 	}
