@@ -316,7 +316,8 @@ func consolidateDryRun(ctx context.Context, g *globals, a *app, ws string, asJSO
 	p := dryRunPlan{Workspace: ws, Memories: len(ms), Since: st.Watermark}
 	for _, m := range ms {
 		byID[m.ID] = m
-		if m.ID > st.Watermark {
+		// As the planner counts: consolidation's own output is not news.
+		if m.ID > st.Watermark && m.Origin != memory.OriginSleep {
 			p.New++
 		}
 	}

@@ -101,6 +101,12 @@ func TestConsolidateRun(t *testing.T) {
 				t.Fatalf("second run %+v", r)
 			}
 
+			// What the runs wrote themselves is not news to a dry run
+			// either, as it is not to the planner.
+			if code, out, errOut = cons("run", ws, "--dry-run"); code != 0 || !strings.Contains(out, " 0 new since memory ") {
+				t.Fatalf("dry run after the runs: exit %d\n%s%s", code, out, errOut)
+			}
+
 			code, out, errOut = cons("status", ws)
 			if code != 0 || !strings.Contains(out, `"/home/dev/tidy"`) || !strings.Contains(out, "finished run "+r.RunID) {
 				t.Fatalf("status: exit %d\n%s%s", code, out, errOut)
