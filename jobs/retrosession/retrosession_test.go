@@ -194,7 +194,7 @@ func TestRetroAppliesOnce(t *testing.T) {
 		if m := byText["flaky integration test -> rerun it alone with -count=1 -> separates shared state from timing"]; m.ID != method || m.Uses != 1 {
 			t.Fatalf("duplicate method not bumped: %+v", m)
 		}
-		if m := byText["the repo uses npm"]; m.ID != oldFact || m.InvalidAt.IsZero() || m.InvalidReason != retro.SupersedeReason || m.SupersededBy != fact.ID {
+		if m := byText["the repo uses npm"]; m.ID != oldFact || m.InvalidAt.IsZero() || m.InvalidReason != retro.SupersedeReason(retro.Source{SessionID: "session-1", JobID: id}) || m.SupersededBy != fact.ID {
 			t.Fatalf("superseded fact %+v, want invalid, linked to %d", m, fact.ID)
 		}
 		h, ok, err := s.GetHandoff(ctx, s.DB, ws)

@@ -1,6 +1,7 @@
 package retro
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -58,8 +59,12 @@ type Rejected struct {
 	Err  error
 }
 
-// SupersedeReason is the reason an invalidated memory carries.
-const SupersedeReason = "superseded by retro"
+// SupersedeReason is the reason a memory the retro of src invalidates
+// carries: it names the retro, so an invalidation the plan could not link
+// to a replacement can still be traced to its job.
+func SupersedeReason(src Source) string {
+	return fmt.Sprintf("superseded by the retro of session %s (job %d)", src.SessionID, src.JobID)
+}
 
 // minLinkSimilarity is the least bigram overlap (Dice) between an old text
 // and a new one for the new one to be named its replacement.
@@ -82,7 +87,7 @@ func Plan(o Output, existing []memory.Memory, src Source, now time.Time) Changes
 			if m.Kind == supersedeKinds[s.Kind] && live(m, now) && !invalid[m.ID] &&
 				(m.Text == s.Text || memory.Matches(s.Text, m.Text)) {
 				invalid[m.ID] = true
-				c.Invalidate = append(c.Invalidate, Invalidation{ID: m.ID, Reason: SupersedeReason, By: -1})
+				c.Invalidate = append(c.Invalidate, Invalidation{ID: m.ID, Reason: SupersedeReason(src), By: -1})
 			}
 		}
 	}

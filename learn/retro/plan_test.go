@@ -126,7 +126,7 @@ func TestPlan(t *testing.T) {
 			var got []inv
 			for _, i := range c.Invalidate {
 				got = append(got, inv{i.ID, i.By})
-				if i.Reason != retro.SupersedeReason {
+				if i.Reason != retro.SupersedeReason(src) {
 					t.Errorf("Invalidate %d: reason %q", i.ID, i.Reason)
 				}
 			}
