@@ -100,6 +100,8 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad excerpt count", "[retro.excerpt]\nerrors = 0\ntranscript = -3\n", nil, "retro.excerpt.transcript", "between 1 and 200"},
 		{"bad excerpt size env", "", []string{"MULL_RETRO_EXCERPT_MAX_CHARS=100"}, "retro.excerpt.max_chars", "between 500"},
 		{"excerpt item over total", "[retro.excerpt]\nmax_chars = 1000\nitem_chars = 2000\n", nil, "retro.excerpt.item_chars", "max_chars (1000)"},
+		{"bad consolidate trigger delay", "", []string{"MULL_CONSOLIDATE_TRIGGER_DELAY=25h"}, "consolidate.trigger_delay", "between 1s and 24h"},
+		{"bad derive chars", "[consolidate]\nderive_chars = 5\n", nil, "consolidate.derive_chars", "between 1000"},
 		{"bad consolidate schedule", "[consolidate]\nschedule = \"nightly\"\n", nil, "consolidate.schedule", "cannot parse"},
 		{"bad consolidate chunk", "", []string{"MULL_CONSOLIDATE_CHUNK_CHARS=10"}, "consolidate.chunk_chars", "between 1000"},
 		{"toml syntax", "listen = \n", nil, "config", "line 1"},

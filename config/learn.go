@@ -73,6 +73,14 @@ type Consolidate struct {
 	// principles, hypotheses or prefetch (there is too little to derive
 	// from). Defaults to 8. Env: MULL_CONSOLIDATE_MIN_MEMORIES.
 	MinMemories int `toml:"min_memories"`
+	// DeriveChars caps the memory text the derive call (principles,
+	// hypotheses, prefetch) reads. Defaults to 8000.
+	// Env: MULL_CONSOLIDATE_DERIVE_CHARS.
+	DeriveChars int `toml:"derive_chars"`
+	// TriggerDelay is how long after the after_sessions-th session end the
+	// run starts, so that session's own retro lands first. Defaults to 5m.
+	// Env: MULL_CONSOLIDATE_TRIGGER_DELAY.
+	TriggerDelay Duration `toml:"trigger_delay"`
 }
 
 // Off reports a disabled schedule.
@@ -126,6 +134,8 @@ func (c Consolidate) withDefaults() Consolidate {
 	c.Cooldown = cmp.Or(c.Cooldown, Duration(6*time.Hour))
 	c.ChunkChars = cmp.Or(c.ChunkChars, 6000)
 	c.MinMemories = cmp.Or(c.MinMemories, 8)
+	c.DeriveChars = cmp.Or(c.DeriveChars, 8000)
+	c.TriggerDelay = cmp.Or(c.TriggerDelay, Duration(5*time.Minute))
 	return c
 }
 
@@ -146,6 +156,12 @@ func (c Consolidate) validate() error {
 	}
 	if c.MinMemories < 1 || c.MinMemories > 100000 {
 		return bad("consolidate.min_memories", "must be between 1 and 100000, got %d", c.MinMemories)
+	}
+	if c.DeriveChars < 1000 || c.DeriveChars > 200000 {
+		return bad("consolidate.derive_chars", "must be between 1000 and 200000, got %d", c.DeriveChars)
+	}
+	if c.TriggerDelay < Duration(time.Second) || c.TriggerDelay > Duration(24*time.Hour) {
+		return bad("consolidate.trigger_delay", "must be between 1s and 24h, got %s", c.TriggerDelay)
 	}
 	return nil
 }

@@ -192,17 +192,18 @@ type Settings struct {
 	ChunkChars int
 	// MinMemories: fewer live memories get no derived ones.
 	MinMemories int
-	// DeriveChars caps the derive call's memory text. Defaults to 8000.
+	// DeriveChars caps the derive call's memory text (consolidate.derive_chars).
 	DeriveChars int
 	// TriggerDelay is how long after the Nth session end its run is
-	// planned, so that session's retro lands first. Defaults to 5m (the
-	// seed's idle delay).
+	// planned, so that session's retro lands first
+	// (consolidate.trigger_delay).
 	TriggerDelay time.Duration
 }
 
 // SettingsFrom reads the config.
 func SettingsFrom(c config.Consolidate) Settings {
-	return Settings{Cooldown: c.Cooldown.D(), AfterSessions: c.AfterSessions, ChunkChars: c.ChunkChars, MinMemories: c.MinMemories}
+	return Settings{Cooldown: c.Cooldown.D(), AfterSessions: c.AfterSessions, ChunkChars: c.ChunkChars, MinMemories: c.MinMemories,
+		DeriveChars: c.DeriveChars, TriggerDelay: c.TriggerDelay.D()}
 }
 
 func (s Settings) withDefaults() Settings {
@@ -220,10 +221,10 @@ func (s Settings) withDefaults() Settings {
 		s.MinMemories = d.MinMemories
 	}
 	if s.DeriveChars <= 0 {
-		s.DeriveChars = 8000
+		s.DeriveChars = d.DeriveChars
 	}
 	if s.TriggerDelay <= 0 {
-		s.TriggerDelay = 5 * time.Minute
+		s.TriggerDelay = d.TriggerDelay
 	}
 	return s
 }
