@@ -27,6 +27,16 @@ MULL_LLM_BASE_URL=http://ADDR. It runs until interrupted.
 
 Without a script it answers every mull prompt type (named by a
 "mull-prompt: <type>" line in the system message) with schema-valid JSON.
+
+To make an agent call a tool, put a call marker "[call:NAME {json args}]" in
+its prompt. A request that offers tools and has a user message with one is
+answered before any script rule: with one call to tool NAME with those
+arguments (finish_reason "tool_calls"), or, once a tool message follows
+that user message, with the text "TOOL-RESULT: <that tool message>". A
+marker whose tool is not offered or whose arguments are not a JSON object
+gets a text saying so. Requests without a marker are answered as the rest
+of this help says.
+
 A script (--script FILE, JSON) makes it fail on demand. Rules are tried in
 order and the first that matches wins; a rule matches when every field it
 gives holds:

@@ -13,7 +13,10 @@
 #      dir (default digest settings), and `mull fake-deepseek` as DSH's
 #      model, scripted to answer
 #      MEMORY-SEEN when the memory's marker is anywhere in the conversation
-#      and LESSON-SEEN when the learning loop's marker is
+#      and LESSON-SEEN when the learning loop's marker is; a prompt with a
+#      "[call:NAME {json args}]" marker makes it call that tool instead (its
+#      built-in call marker, which comes before the script), then answer
+#      "TOOL-RESULT: <the tool's output>"
 #   3. write a memory with POST /v1/memories
 #   4. run DSH with the plugin (integrations/dsh/mull.patch.yml, path filled
 #      in); check: exit 0; the memory is in the system prompt DSH sent (the
@@ -23,7 +26,7 @@
 #   5. `mull import dsh --dsh-home $DSH_HOME` twice: the second stores 0
 #      (and the first finds the plugin's live events as duplicates)
 #   6. a run whose model calls the remember tool: the memory reaches mull
-#   7. the learning loop: session 1's model (testkit/tool-call-deepseek.mjs)
+#   7. the learning loop: session 1's model (a call marker in the prompt)
 #      calls bash with `ls /definitely-missing-mull-e2e-<marker>`, which
 #      fails; DSH exits 0 and disposes the plugin, which ends the session;
 #      check: GET /v1/sessions/ID shows the session ended, a tool_result
@@ -142,7 +145,6 @@ mull=$tmp/bin/mull
 (cd "$repo" && go build -o "$mull" ./cmd/mull) || fail "go build ./cmd/mull failed"
 mport=$(free_port)
 dport=$(free_port)
-tport=$(free_port)
 murl=http://127.0.0.1:$mport
 export MULL_DATA_DIR=$tmp/mull-data
 # Default digest settings: one new memory alone waits for its batch, but the
@@ -163,8 +165,6 @@ cat > "$tmp/fake-deepseek.json" <<EOF
 ]}
 EOF
 "$mull" fake-deepseek --listen "127.0.0.1:$dport" --script "$tmp/fake-deepseek.json" --log-format json > "$tmp/fake-deepseek.log" 2>&1 &
-pids+=($!)
-"$node" "$here/testkit/tool-call-deepseek.mjs" --listen "127.0.0.1:$tport" > "$tmp/tool-deepseek.log" 2>&1 &
 pids+=($!)
 wait_http "http://127.0.0.1:$dport/v1/models" 30 || fail "mull fake-deepseek did not start"
 took "mull on $murl, data in $MULL_DATA_DIR; fake DeepSeek on :$dport"
@@ -291,7 +291,7 @@ took "first stored $s1 (duplicates ${d1:-?}), second stored $s2"
 # ---------------------------------------------------------------- 6. tools
 step "a model that calls remember: the memory reaches mull"
 fact="The e2e tool run saw marker $marker-tool."
-run_dsh run2 "http://127.0.0.1:$tport/v1" "Please remember it. [call:remember {\"text\":\"$fact\",\"kind\":\"fact\"}]" || fail "DSH exited non-zero"
+run_dsh run2 "http://127.0.0.1:$dport/v1" "Please remember it. [call:remember {\"text\":\"$fact\",\"kind\":\"fact\"}]" || fail "DSH exited non-zero"
 grep -q 'TOOL-RESULT: Saved to mull memory' "$tmp/run2.out" || fail "remember did not save: $(cat "$tmp/run2.out")"
 curl -fsS -G "$murl/v1/memories/search" --data-urlencode "workspace=$ws" --data-urlencode "q=$marker-tool" -o "$tmp/search.json" ||
   fail "GET /v1/memories/search failed"
@@ -308,7 +308,7 @@ new_log() { comm -13 "$1" <(sessions_now) | head -n 1; }
 step "learning loop, session 1: the model runs a command that fails"
 missing=/definitely-missing-mull-e2e-$lmarker
 sessions_now > "$tmp/logs-before-loop1.txt"
-run_dsh loop1 "http://127.0.0.1:$tport/v1" \
+run_dsh loop1 "http://127.0.0.1:$dport/v1" \
   "List the build output. [call:bash {\"command\":\"ls $missing\",\"description\":\"List the build output\"}]" || fail "DSH exited non-zero"
 loop1_exit=$(date +%s%N)
 ! grep -q '^\[mull\]' "$tmp/loop1.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/loop1.err")"

@@ -8,9 +8,10 @@ import (
 	"time"
 )
 
-// answer is the message the fake sends back.
+// answer is the message the fake sends back: text, or one tool call.
 type answer struct {
 	content, reasoning, finish string
+	call                       *toolCall
 }
 
 // compose builds the answer: the default responder's reply or the rule's,
@@ -67,6 +68,9 @@ func (s *Server) usage(req *chatRequest, msgs []Message, a answer, resp *Respons
 	u := Usage{
 		PromptTokens: prompt, PromptCacheHitTokens: hit, PromptCacheMissTokens: prompt - hit,
 		CompletionTokens: TextTokens(a.content) + TextTokens(a.reasoning),
+	}
+	if c := a.call; c != nil {
+		u.CompletionTokens += TextTokens(c.name) + TextTokens(c.arguments)
 	}
 	if rt := TextTokens(a.reasoning); rt > 0 {
 		u.CompletionTokensDetails = &CompletionTokensDetails{ReasoningTokens: rt}
@@ -139,7 +143,7 @@ func setStreamHeaders(w http.ResponseWriter) {
 const streamPiece = 16
 
 // stream sends the answer as SSE chunks: the role, the reasoning, the
-// content, a last chunk with the finish reason and the usage, then [DONE].
+// content or the tool call, a last chunk with the finish reason and the usage, then [DONE].
 func (s *Server) stream(w http.ResponseWriter, head completion, a answer, u Usage, held bool) {
 	if !held {
 		setStreamHeaders(w)
@@ -170,6 +174,11 @@ func (s *Server) stream(w http.ResponseWriter, head completion, a answer, u Usag
 	}
 	for _, p := range pieces(a.content) {
 		if !send(delta{Content: &p}, nil, nil) {
+			return
+		}
+	}
+	for _, tc := range a.call.chunks() {
+		if !send(delta{ToolCalls: []wireToolCall{tc}}, nil, nil) {
 			return
 		}
 	}

@@ -85,6 +85,10 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, rec *Recorded) {
 		s.fail(w, rec, bad.status, bad.msg, 0)
 		return
 	}
+	if a, ok := toolAnswer(req, msgs, rec.ID); ok { // before the script: see CallMarker
+		s.send(w, rec, req, a, s.usage(req, msgs, a, nil), false)
+		return
+	}
 	idx, rule := s.match(req, msgs, kinds)
 	s.edit(rec, func(rc *Recorded) { rc.Rule, rc.Fault = idx, rule.Fault })
 	if status := rule.Fault.status(); status != 0 {
@@ -107,11 +111,16 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, rec *Recorded) {
 	s.respond(w, rec, req, msgs, rule, held)
 }
 
-// respond sends the answer, streamed or not; held says the 200 header and
-// keep-alive lines went out already.
+// respond sends the rule's answer (or the default reply); held says the 200
+// header and keep-alive lines went out already.
 func (s *Server) respond(w http.ResponseWriter, rec *Recorded, req *chatRequest, msgs []Message, rule Rule, held bool) {
 	a := s.compose(req, newPrompt(msgs, req.ResponseFormat.get() == "json_object"), rule)
-	u := s.usage(req, msgs, a, rule.Response)
+	s.send(w, rec, req, a, s.usage(req, msgs, a, rule.Response), held)
+}
+
+// send records the usage and sends the answer, streamed or not; held says
+// the 200 header and keep-alive lines went out already.
+func (s *Server) send(w http.ResponseWriter, rec *Recorded, req *chatRequest, a answer, u Usage, held bool) {
 	s.edit(rec, func(rc *Recorded) { rc.Status, rc.Usage = http.StatusOK, &u })
 	out := completion{
 		ID: rec.ID, Object: "chat.completion", Created: s.opts.Now().Unix(), Model: req.Model,
@@ -121,7 +130,11 @@ func (s *Server) respond(w http.ResponseWriter, rec *Recorded, req *chatRequest,
 		s.stream(w, out, a, u, held)
 		return
 	}
-	out.Choices = []choice{{Message: replyMessage{Role: "assistant", Content: a.content, ReasoningContent: a.reasoning}, FinishReason: a.finish}}
+	msg := replyMessage{Role: "assistant", Content: a.content, ReasoningContent: a.reasoning}
+	if c := a.call; c != nil {
+		msg.ToolCalls = []wireToolCall{c.wire()}
+	}
+	out.Choices = []choice{{Message: msg, FinishReason: a.finish}}
 	out.Usage = u
 	if !held {
 		w.Header().Set("Content-Type", "application/json")

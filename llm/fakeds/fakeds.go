@@ -5,8 +5,10 @@
 // It answers non-streaming and SSE streaming requests, in JSON mode or not,
 // with usage whose cache split comes from an emulated prefix cache (see
 // PromptTokens and prefixCache), writes keep-alive lines while it holds a
-// request, and fails on demand as a Script says. It records every request so
-// tests can check what a client sent.
+// request, and fails on demand as a Script says. A user message with a
+// call marker ("[call:NAME {json args}]", see CallMarker) in a request that
+// offers tools gets a tool call, so an agent can be made to call a tool. It
+// records every request so tests can check what a client sent.
 package fakeds
 
 import (

@@ -41,6 +41,15 @@ type chatRequest struct {
 	MaxCompletionTokens int            `json:"max_completion_tokens"`
 	Stream              bool           `json:"stream"`
 	StreamOptions       map[string]any `json:"stream_options"`
+	Tools               []wireTool     `json:"tools"`
+}
+
+// wireTool is one tool a request offers; the fake reads only its name.
+type wireTool struct {
+	Type     string `json:"type"`
+	Function struct {
+		Name string `json:"name"`
+	} `json:"function"`
 }
 
 type wireMessage struct {
@@ -79,9 +88,25 @@ type choice struct {
 }
 
 type replyMessage struct {
-	Role             string `json:"role"`
-	Content          string `json:"content"`
-	ReasoningContent string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role"`
+	Content          string         `json:"content"`
+	ReasoningContent string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
+}
+
+// wireToolCall is a tool call in an answer. In a stream the first chunk of
+// a call has Index, ID, Type and the name; later ones only Index and more
+// of the arguments, which the client appends.
+type wireToolCall struct {
+	Index    int          `json:"index"`
+	ID       string       `json:"id,omitempty"`
+	Type     string       `json:"type,omitempty"`
+	Function wireFunction `json:"function"`
+}
+
+type wireFunction struct {
+	Name      string `json:"name,omitempty"`
+	Arguments string `json:"arguments"`
 }
 
 // chunk is one streamed chat completion chunk.
@@ -103,9 +128,10 @@ type chunkChoice struct {
 }
 
 type delta struct {
-	Role             string  `json:"role,omitempty"`
-	Content          *string `json:"content,omitempty"`
-	ReasoningContent *string `json:"reasoning_content,omitempty"`
+	Role             string         `json:"role,omitempty"`
+	Content          *string        `json:"content,omitempty"`
+	ReasoningContent *string        `json:"reasoning_content,omitempty"`
+	ToolCalls        []wireToolCall `json:"tool_calls,omitempty"`
 }
 
 // apiError is the error body DeepSeek and OpenAI send with a 4xx or 5xx.
