@@ -86,6 +86,20 @@ func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (
 	now := s.store.Now()
 	var d Decision
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		// A rejection writes a lesson under the library's lock; take it
+		// before touching the proposal, in the order a retro takes them
+		// (lock, then its proposal insert), or the two deadlock on
+		// Postgres: the retro's insert waits on this row's change, this
+		// lesson on the retro's lock.
+		if status == store.ProposalRejected {
+			cur, err := s.store.GetProposal(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			if err := s.store.LockLibrary(ctx, tx, s.lessonLibrary(cur.Workspace)); err != nil {
+				return err
+			}
+		}
 		p, err := s.store.DecideProposal(ctx, tx, id, status, note, now)
 		if err != nil {
 			return err
@@ -108,11 +122,8 @@ func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (
 // workspace (of the global library under scope global), or bumps the same
 // lesson already there.
 func (s *Service) rejectionLesson(ctx context.Context, tx *sql.Tx, p store.Proposal, now time.Time) (Written, error) {
-	w := memory.Write{Workspace: p.Workspace, Kind: memory.Lesson, Src: memory.SrcUser, SessionID: p.SessionID,
+	w := memory.Write{Workspace: s.lessonLibrary(p.Workspace), Kind: memory.Lesson, Src: memory.SrcUser, SessionID: p.SessionID,
 		Text: rejectionText(p.Summary, p.Note)}
-	if s.scope.WritesGlobal() {
-		w.Workspace = ""
-	}
 	m, redacted, err := memory.New(w, memory.Provenance{Origin: memory.OriginCommand}, now)
 	if err != nil {
 		return Written{}, fmt.Errorf("lesson from rejecting proposal %s: %w", p.ID, err)
@@ -120,6 +131,15 @@ func (s *Service) rejectionLesson(ctx context.Context, tx *sql.Tx, p store.Propo
 	out, err := s.write(ctx, tx, m)
 	out.Redacted = redacted
 	return out, err
+}
+
+// lessonLibrary is the library a rejection's lesson goes to: the
+// proposal's workspace, or the global one under scope global.
+func (s *Service) lessonLibrary(workspace string) string {
+	if s.scope.WritesGlobal() {
+		return ""
+	}
+	return workspace
 }
 
 // rejectionText is "proposal rejected: <summary> -> <note>", the summary

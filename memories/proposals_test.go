@@ -114,3 +114,64 @@ func TestRejectUnderScopeGlobal(t *testing.T) {
 		}
 	})
 }
+
+// A rejection and a retro of one workspace at once do not deadlock on
+// Postgres: the retro holds the library's lock and inserts its proposal;
+// the rejection takes the lock before it touches the pending proposal, so
+// it waits instead of holding that row while the retro's insert waits on
+// it. (It used to update the row first: "deadlock detected".)
+func TestRejectWhileARetroHoldsTheLibrary(t *testing.T) {
+	s := storetest.New(t, store.Postgres)
+	ctx := context.Background()
+	svc, _ := newService(t, s, "workspace")
+	if err := s.InTx(ctx, func(tx *sql.Tx) error {
+		_, err := s.AddPendingProposal(ctx, tx, store.Proposal{ID: "retro-1", Workspace: "/w", Summary: "cache go modules in CI",
+			SessionID: "s1", JobID: 1, CreatedAt: s.Now()})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	retro, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer retro.Rollback()
+	if err := s.LockLibrary(ctx, retro, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	rejected := make(chan error, 1)
+	go func() {
+		_, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "we vendor modules instead")
+		rejected <- err
+	}()
+	// Wait until the rejection waits on the library's lock.
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		var n int
+		if err := s.DB.QueryRowContext(waitCtx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
+			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
+			t.Fatalf("the rejection never waited on the library's lock: %v", err)
+		}
+		if n > 0 {
+			break
+		}
+		select {
+		case err := <-rejected:
+			t.Fatalf("the rejection finished while the retro held the library: %v", err)
+		default:
+		}
+	}
+	// The retro's own proposal: refused by the one still pending, at once.
+	ok, err := s.AddPendingProposal(ctx, retro, store.Proposal{ID: "retro-2", Workspace: "/w", Summary: "pin the Go version",
+		SessionID: "s2", JobID: 2, CreatedAt: s.Now()})
+	if err != nil || ok {
+		t.Fatalf("retro's proposal: ok %t, %v; want refused while retro-1 is pending", ok, err)
+	}
+	if err := retro.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-rejected; err != nil {
+		t.Fatalf("reject: %v", err)
+	}
+}
