@@ -191,4 +191,12 @@ func TestRetroMaxTokensDefault(t *testing.T) {
 	if got := c.LLM.ForKind("retro_session").MaxTokens; got != 5000 {
 		t.Errorf("configured retro_session max_tokens = %d, want 5000", got)
 	}
+	// A default someone set caps the retros too.
+	c, err = config.Load(config.Source{File: write(t, "[llm.default]\nmax_tokens = 2000\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.LLM.ForKind("retro_error").MaxTokens; got != 2000 {
+		t.Errorf("retro_error max_tokens under a default of 2000 = %d", got)
+	}
 }

@@ -94,17 +94,20 @@ func (l LLM) withDefaults() LLM {
 	if l.Default.Temperature == nil {
 		l.Default.Temperature = float32Ptr(0.2)
 	}
-	l.Default.MaxTokens = cmp.Or(l.Default.MaxTokens, 4000)
 	// The seed's retros answer in at most 3000 tokens (its sleep-time
-	// consolidation in 4000, the default); a [llm.kinds.*] max_tokens wins.
-	for _, kind := range []string{"retro_session", "retro_error"} {
-		if l.Kinds == nil {
-			l.Kinds = map[string]Model{}
+	// consolidation in 4000, the default). A [llm.kinds.*] max_tokens wins,
+	// and so does a [llm.default] max_tokens someone set (to cap spending).
+	if l.Default.MaxTokens == 0 {
+		for _, kind := range []string{"retro_session", "retro_error"} {
+			if l.Kinds == nil {
+				l.Kinds = map[string]Model{}
+			}
+			k := l.Kinds[kind]
+			k.MaxTokens = cmp.Or(k.MaxTokens, 3000)
+			l.Kinds[kind] = k
 		}
-		k := l.Kinds[kind]
-		k.MaxTokens = cmp.Or(k.MaxTokens, 3000)
-		l.Kinds[kind] = k
 	}
+	l.Default.MaxTokens = cmp.Or(l.Default.MaxTokens, 4000)
 	if l.Default.Thinking == nil {
 		l.Default.Thinking = boolPtr(false)
 	}
