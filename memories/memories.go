@@ -132,10 +132,13 @@ func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup s
 	if Vouches(m) {
 		// FindMemoryByNorm read dup live in this transaction.
 		at := m.RecordedAt
-		if _, err := s.store.VerifyMemory(ctx, tx, dup.ID, at, string(memory.SrcUser)); err != nil {
+		ok, err := s.store.VerifyMemory(ctx, tx, dup.ID, at, string(memory.SrcUser))
+		if err != nil {
 			return out, err
 		}
-		dup.VerifiedAt, dup.Src, out.Verified = at.Truncate(time.Microsecond), string(memory.SrcUser), true
+		if ok {
+			dup.VerifiedAt, dup.Src, out.Verified = at.Truncate(time.Microsecond), string(memory.SrcUser), true
+		}
 	}
 	out.Memory = FromRow(dup)
 	return out, nil
