@@ -36,11 +36,12 @@ type Digest struct {
 //
 // The watermark is the largest memory id at publication, kept per digest
 // key in digest_state with the text and its ETag, so a read costs three
-// small queries and no render. A memory whose id is below the watermark but
-// whose transaction committed after the render (Postgres, concurrent
-// writers) is not counted as new; the next publication takes it in. The
-// same holds for a handoff, playbook or proposal stamped before the
-// publication but committed after its render.
+// small queries and no render. A publication waits for the writers that
+// take the library's lock (retros, remember, a rejection's lesson) to
+// commit, so what they stamp before it is in its render. A writer that
+// takes no lock (consolidation) can still commit a memory below the
+// watermark after the render (Postgres): it is not counted as new, and the
+// next publication takes it in.
 func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) {
 	key, libs := s.digestKey(workspace), s.libraries(workspace)
 	st, ok, err := s.store.GetDigestState(ctx, s.store.DB, key)
@@ -87,13 +88,23 @@ func fixedWorkspaces(workspace string) []string {
 func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, error) {
 	var st store.DigestState
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		// Wait for writers of these libraries in flight (a retro applying
+		// its memories and handoff): rendering before they commit, with a
+		// publication time after their stamps, would leave what they wrote
+		// out until the next publication. Workspace first, then global, the
+		// order writers take them.
+		libs := s.libraries(workspace)
+		for _, lib := range libs {
+			if err := s.store.LockLibraryShared(ctx, tx, lib); err != nil {
+				return err
+			}
+		}
 		wm, err := s.store.MaxMemoryID(ctx, tx)
 		if err != nil {
 			return err
 		}
 		now := s.store.Now()
 		in := digest.Input{Now: now}
-		libs := s.libraries(workspace)
 		if in.Memories, err = s.live(ctx, tx, libs[:1], wm); err != nil {
 			return err
 		}

@@ -142,3 +142,57 @@ func TestGlobalScopeDigestKeepsEachWorkspacesHandoff(t *testing.T) {
 		}
 	})
 }
+
+// A digest published while a retro is applying (Postgres: it holds the
+// library's lock and has stamped its handoff, not committed it) waits for
+// the retro and carries its handoff. Rendered before the commit, with a
+// publication time after the handoff's stamp, it would leave the handoff out
+// until some later publication.
+func TestPublishWaitsForARetroInFlight(t *testing.T) {
+	s := storetest.New(t, store.Postgres)
+	ctx := context.Background()
+	svc, c := newService(t, s, "workspace")
+	retro, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer retro.Rollback()
+	if err := s.LockLibrary(ctx, retro, "/w"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.PutHandoff(ctx, retro, store.Handoff{Workspace: "/w", Text: "Next: release 1.2", SessionID: "s", JobID: 1, RecordedAt: s.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	c.add(time.Second)
+	published := make(chan memories.Digest, 1)
+	go func() {
+		d, err := svc.Digest(ctx, "/w")
+		if err != nil {
+			t.Error(err)
+		}
+		published <- d
+	}()
+	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for {
+		var n int
+		if err := s.DB.QueryRowContext(waitCtx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
+			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
+			t.Fatalf("the publication never waited on the library's lock: %v", err)
+		}
+		if n > 0 {
+			break
+		}
+		select {
+		case d := <-published:
+			t.Fatalf("published while the retro held the library:\n%s", d.Text)
+		default:
+		}
+	}
+	if err := retro.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if d := <-published; !strings.Contains(d.Text, "release 1.2") {
+		t.Fatalf("the digest published after the retro lacks its handoff:\n%s", d.Text)
+	}
+}

@@ -193,6 +193,22 @@ func (s *Store) LockLibrary(ctx context.Context, tx *sql.Tx, workspace string) e
 	return nil
 }
 
+// LockLibraryShared holds a library's lock in shared mode until tx ends:
+// it waits for a writer holding LockLibrary to commit, and lets other
+// readers through. A digest publication takes it so that it renders after
+// an in-flight retro commits rather than before, with a publication time
+// after the retro's stamps (which would hide its handoff until the next
+// publication). SQLite needs none.
+func (s *Store) LockLibraryShared(ctx context.Context, tx *sql.Tx, workspace string) error {
+	if s.Dialect != Postgres {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `select pg_advisory_xact_lock_shared($1, hashtext($2))`, libraryLockClass, workspace); err != nil {
+		return fmt.Errorf("lock library %q shared: %w", workspace, err)
+	}
+	return nil
+}
+
 // MemoryChanges is what happened in some libraries since a digest was
 // published.
 type MemoryChanges struct {
