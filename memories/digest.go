@@ -36,12 +36,10 @@ type Digest struct {
 //
 // The watermark is the largest memory id at publication, kept per digest
 // key in digest_state with the text and its ETag, so a read costs three
-// small queries and no render. A publication waits for the writers that
-// take the library's lock (retros, remember, a rejection's lesson) to
-// commit, so what they stamp before it is in its render. A writer that
-// takes no lock (consolidation) can still commit a memory below the
-// watermark after the render (Postgres): it is not counted as new, and the
-// next publication takes it in.
+// small queries and no render. Every memory writer (retros, remember,
+// forget, a rejection's lesson, consolidation) holds the library's lock
+// while it writes, and a publication takes it shared first, so it renders
+// after writers in flight commit and what they stamped is in it.
 func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) {
 	key, libs := s.digestKey(workspace), s.libraries(workspace)
 	st, ok, err := s.store.GetDigestState(ctx, s.store.DB, key)

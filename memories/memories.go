@@ -232,10 +232,17 @@ func (s *Service) Invalidate(ctx context.Context, id int64, reason string, super
 				return err
 			}
 		}
-		m = FromRow(row).Invalidated(s.store.Now(), reason, supersededBy)
 		if !row.InvalidAt.IsZero() {
+			m = FromRow(row)
 			return nil
 		}
+		// Under the library's lock, as every memory writer, and with the
+		// clock read once it is held: a publication waiting on it then
+		// sees the invalidation stamped before its own time.
+		if err := s.store.LockLibrary(ctx, tx, row.Workspace); err != nil {
+			return err
+		}
+		m = FromRow(row).Invalidated(s.store.Now(), reason, supersededBy)
 		changed, err = s.store.InvalidateMemory(ctx, tx, id, m.InvalidAt, m.InvalidReason, m.SupersededBy)
 		return err
 	})

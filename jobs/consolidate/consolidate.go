@@ -446,6 +446,11 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		out.Superseded += len(m.Supersedes)
 	}
 	apply := func(ctx context.Context, tx *sql.Tx) error {
+		// Under the library's lock, as the retros and remember write, so
+		// a digest publication waits for the merge to commit.
+		if err := d.Store.LockLibrary(ctx, tx, a.Workspace); err != nil {
+			return err
+		}
 		for _, m := range plan.Merged {
 			ok, err := sourcesLive(ctx, d.Store, tx, m.Supersedes)
 			if err != nil {
@@ -550,6 +555,11 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 	c.Tokens.add(own)
 	counts, _ := json.Marshal(c) // plain struct
 	apply := func(ctx context.Context, tx *sql.Tx) error {
+		// The library's lock first, then the state's row: the order no
+		// other writer reverses.
+		if err := d.Store.LockLibrary(ctx, tx, in.Workspace); err != nil {
+			return err
+		}
 		for _, m := range plan.Add {
 			if _, err := d.Store.InsertMemory(ctx, tx, memories.ToRow(m)); err != nil {
 				return err
