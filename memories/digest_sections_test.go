@@ -172,23 +172,13 @@ func TestPublishWaitsForARetroInFlight(t *testing.T) {
 		}
 		published <- d
 	}()
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		var n int
-		if err := s.DB.QueryRowContext(waitCtx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
-			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
-			t.Fatalf("the publication never waited on the library's lock: %v", err)
-		}
-		if n > 0 {
-			break
-		}
+	waitForLockWaiter(t, s, "the publication", func() {
 		select {
 		case d := <-published:
 			t.Fatalf("published while the retro held the library:\n%s", d.Text)
 		default:
 		}
-	}
+	})
 	if err := retro.Commit(); err != nil {
 		t.Fatal(err)
 	}

@@ -35,6 +35,26 @@ func newService(t *testing.T, s *store.Store, scope string) (*memories.Service, 
 	return memories.New(s, cfg.Memory, cfg.Digest), c
 }
 
+// waitForLockWaiter returns once a transaction of s's database (Postgres)
+// waits on an advisory lock, as who is expected to; check runs between
+// polls and fails the test if who finished instead of waiting.
+func waitForLockWaiter(t *testing.T, s *store.Store, who string, check func()) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		var n int
+		if err := s.DB.QueryRowContext(ctx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
+			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
+			t.Fatalf("%s never waited on the library's lock: %v", who, err)
+		}
+		if n > 0 {
+			return
+		}
+		check()
+	}
+}
+
 func remember(t *testing.T, svc *memories.Service, ws string, kind memory.Kind, text string) memories.Written {
 	t.Helper()
 	w, err := svc.Remember(context.Background(), memory.Write{Workspace: ws, Kind: kind, Text: text}, memory.Provenance{Origin: memory.OriginPanel})

@@ -144,24 +144,13 @@ func TestRejectWhileARetroHoldsTheLibrary(t *testing.T) {
 		_, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "we vendor modules instead")
 		rejected <- err
 	}()
-	// Wait until the rejection waits on the library's lock.
-	waitCtx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	for {
-		var n int
-		if err := s.DB.QueryRowContext(waitCtx, `select count(*) from pg_locks where locktype = 'advisory' and not granted
-			and database = (select oid from pg_database where datname = current_database())`).Scan(&n); err != nil {
-			t.Fatalf("the rejection never waited on the library's lock: %v", err)
-		}
-		if n > 0 {
-			break
-		}
+	waitForLockWaiter(t, s, "the rejection", func() {
 		select {
 		case err := <-rejected:
 			t.Fatalf("the rejection finished while the retro held the library: %v", err)
 		default:
 		}
-	}
+	})
 	// The retro's own proposal: refused by the one still pending, at once.
 	ok, err := s.AddPendingProposal(ctx, retro, store.Proposal{ID: "retro-2", Workspace: "/w", Summary: "pin the Go version",
 		SessionID: "s2", JobID: 2, CreatedAt: s.Now()})
