@@ -311,19 +311,15 @@ func consolidateDryRun(ctx context.Context, g *globals, a *app, ws string, asJSO
 	if err != nil {
 		return err
 	}
-	ms := slices.DeleteFunc(memories.FromRows(rows), func(m memory.Memory) bool { return m.Kind.SleepTime() })
-	byID := map[int64]memory.Memory{}
-	p := dryRunPlan{Workspace: ws, Memories: len(ms), Since: st.Watermark}
-	for _, m := range ms {
+	// The planner's own figures: the same live rows, the same candidates.
+	all := memories.FromRows(rows)
+	byID := make(map[int64]memory.Memory, len(all))
+	for _, m := range all {
 		byID[m.ID] = m
-		// As the planner counts: consolidation's own output is not news.
-		if m.ID > st.Watermark && m.Origin != memory.OriginSleep {
-			p.New++
-		}
 	}
-	now := a.store.Now()
-	clusters := rules.Clusters(ms, st.Watermark, now, rules.ClusterOptions{})
-	chunks := rules.Chunks(clusters, byID, a.cfg.Consolidate.ChunkChars)
+	mergeable := slices.DeleteFunc(slices.Clone(all), func(m memory.Memory) bool { return m.Kind.SleepTime() })
+	p := dryRunPlan{Workspace: ws, Memories: len(mergeable), Since: st.Watermark, New: consolidate.CountNew(all, st.Watermark)}
+	clusters, chunks := consolidate.Candidates(all, byID, st.Watermark, a.cfg.Consolidate.ChunkChars, a.store.Now())
 	p.Chunks = len(chunks)
 	chars := 0
 	for _, c := range chunks {

@@ -268,10 +268,6 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		byID[m.ID] = m
 		top = max(top, m.ID)
 	}
-	// What consolidation wrote itself (merged and derived memories) is not
-	// news: a workspace whose only new rows are last night's output is not
-	// consolidated again.
-	news := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Origin == memory.OriginSleep })
 	// Cluster before taking the state's lock (on SQLite, the database's
 	// write lock): it is the planner's only heavy work.
 	pre, _, err := d.Store.GetConsolidateState(ctx, d.Store.DB, a.Workspace)
@@ -287,7 +283,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err != nil {
 			return err
 		}
-		note, err = p.plan(ctx, tx, client, job, &st, ms, news, cand, top, now)
+		note, err = p.plan(ctx, tx, client, job, &st, ms, cand, top, now)
 		if err != nil {
 			return err
 		}
@@ -308,7 +304,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 // plan decides, under the state's lock, and starts the run when there is
 // one to start; it returns the note that says what it decided.
 func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, job *river.Job[Args], st *store.ConsolidateState,
-	ms, news []memory.Memory, cand candidates, top int64, now time.Time) (string, error) {
+	ms []memory.Memory, cand candidates, top int64, now time.Time) (string, error) {
 	d, a := p.d, job.Args
 	// The run is read, not locked: the derive step locks the run, then this
 	// state; taking them here in the other order could deadlock on Postgres.
@@ -322,7 +318,7 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 			return fmt.Sprintf("skipped: cooldown until %s", next.Format(time.RFC3339)), nil
 		}
 	}
-	fresh := countAfter(news, st.Watermark)
+	fresh := CountNew(ms, st.Watermark)
 	if fresh == 0 && a.Reason != ReasonManual {
 		return fmt.Sprintf("skipped: nothing new since memory %d", st.Watermark), nil
 	}
@@ -364,16 +360,29 @@ type candidates struct {
 }
 
 func (d Deps) candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, now time.Time) candidates {
+	clusters, chunks := Candidates(ms, byID, since, d.Settings.ChunkChars, now)
+	return candidates{since: since, clusters: clusters, chunks: chunks}
+}
+
+// Candidates are the clusters a run would merge among a library's live
+// memories ms (byID indexes them) newer than since, packed into chunks of
+// at most chunkChars: what the planner starts a run with, and what
+// `consolidate run --dry-run` shows.
+func Candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, chunkChars int, now time.Time) ([]rules.Cluster, [][]rules.Cluster) {
 	// Derived memories are replaced as a set by the derive step, not merged.
 	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() })
 	clusters := rules.Clusters(base, since, now, rules.ClusterOptions{})
-	return candidates{since: since, clusters: clusters, chunks: rules.Chunks(clusters, byID, d.Settings.ChunkChars)}
+	return clusters, rules.Chunks(clusters, byID, chunkChars)
 }
 
-func countAfter(ms []memory.Memory, id int64) int {
+// CountNew counts the memories of ms newer than since that are news to a
+// run: what consolidation wrote itself (merged and derived memories) is
+// not, so a library whose only new rows are last night's output is not
+// consolidated again.
+func CountNew(ms []memory.Memory, since int64) int {
 	n := 0
 	for _, m := range ms {
-		if m.ID > id {
+		if m.ID > since && m.Origin != memory.OriginSleep {
 			n++
 		}
 	}
