@@ -1,10 +1,10 @@
-package memory_test
+package trust_test
 
 import (
 	"strings"
 	"testing"
 
-	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 func TestQuarantine(t *testing.T) {
@@ -46,7 +46,7 @@ func TestQuarantine(t *testing.T) {
 		{"the <systemd> unit restarts on failure", ""},
 	}
 	for _, tt := range tests {
-		bad, reason := memory.Quarantine(tt.text)
+		bad, reason := trust.Quarantine(tt.text)
 		if bad != (tt.reason != "") || reason != tt.reason {
 			t.Errorf("Quarantine(%q) = %v, %q; want %q", tt.text, bad, reason, tt.reason)
 		}
@@ -76,7 +76,7 @@ func TestRedact(t *testing.T) {
 		{"数据库密码：P@ss.word!2026xyz", "数据库密码：[redacted]"},
 	}
 	for _, tt := range tests {
-		got, changed := memory.Redact(tt.text)
+		got, changed := trust.Redact(tt.text)
 		if got != tt.want || !changed {
 			t.Errorf("Redact(%q) = %q, %v; want %q", tt.text, got, changed, tt.want)
 		}
@@ -92,7 +92,7 @@ func TestRedact(t *testing.T) {
 		"password = hunter2",
 		"the bearer of bad news",
 	} {
-		if got, changed := memory.Redact(text); changed || got != text {
+		if got, changed := trust.Redact(text); changed || got != text {
 			t.Errorf("Redact(%q) changed it to %q", text, got)
 		}
 	}
@@ -100,7 +100,7 @@ func TestRedact(t *testing.T) {
 
 func TestRedactLeavesNoSecretCharacters(t *testing.T) {
 	secret := "sk-proj-abcdefghijklmnopqrstuvwxyz123456"
-	got, _ := memory.Redact("use " + secret + " then " + secret)
+	got, _ := trust.Redact("use " + secret + " then " + secret)
 	if strings.Contains(got, "abcdefghij") || strings.Count(got, "[redacted:sk]") != 2 {
 		t.Fatalf("Redact = %q", got)
 	}
