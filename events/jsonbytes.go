@@ -15,8 +15,9 @@ import (
 // \ud800 become U+FFFD, \u0000 becomes NUL), so this reads the raw bytes of
 // each string. A lone surrogate is refused rather than replaced: what was
 // sent is not what would be stored. Syntax errors are left to the decoder
-// that follows, which words them better.
-func CheckJSON(raw []byte) (path, problem string) {
+// that follows, which words them better. maxString > 0 caps every string's
+// decoded length in bytes.
+func CheckJSON(raw []byte, maxString int) (path, problem string) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
 	w := jsonWalk{}
@@ -45,6 +46,9 @@ func CheckJSON(raw []byte) (path, problem string) {
 		}
 		if problem := rawStringProblem(seg, s); problem != "" {
 			return w.path(), problem
+		}
+		if maxString > 0 && len(s) > maxString {
+			return w.path(), "longer than " + strconv.Itoa(maxString) + " bytes"
 		}
 		if !w.inKey() {
 			w.end()

@@ -28,7 +28,7 @@ func TestCheckJSON(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path, problem := events.CheckJSON([]byte(tt.doc))
+			path, problem := events.CheckJSON([]byte(tt.doc), 0)
 			if tt.want == "" {
 				if problem != "" {
 					t.Fatalf("fine document refused at %q: %s", path, problem)
@@ -39,5 +39,15 @@ func TestCheckJSON(t *testing.T) {
 				t.Fatalf("got %q: %q; want %q: …%s…", path, problem, tt.path, tt.want)
 			}
 		})
+	}
+}
+
+func TestCheckJSONCapsStrings(t *testing.T) {
+	doc := `{"a":"` + strings.Repeat("x", 11) + `","k":"ok"}`
+	if path, problem := events.CheckJSON([]byte(doc), 10); path != "a" || !strings.Contains(problem, "longer than 10 bytes") {
+		t.Fatalf("got %q: %q", path, problem)
+	}
+	if _, problem := events.CheckJSON([]byte(doc), 11); problem != "" {
+		t.Fatalf("a string at the cap refused: %s", problem)
 	}
 }

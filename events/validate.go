@@ -92,7 +92,7 @@ func Validate(e *Event, now time.Time) *FieldError {
 	if len(bytes.TrimSpace(e.Payload)) == 0 || string(bytes.TrimSpace(e.Payload)) == "null" {
 		e.Payload = json.RawMessage("{}")
 	}
-	if f, problem := CheckJSON(e.Payload); problem != "" {
+	if f, problem := CheckJSON(e.Payload, 0); problem != "" {
 		return bad(strings.TrimSuffix("payload."+f, "."), "%s", problem)
 	}
 	dec := json.NewDecoder(bytes.NewReader(e.Payload))
