@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/mullhq/mull/learn/memory"
 )
@@ -78,6 +79,11 @@ func TestValidateRefusesControlBytes(t *testing.T) {
 	}
 	if err := memory.Validate(base); err != nil {
 		t.Fatalf("valid memory refused: %v", err)
+	}
+	w := memory.Write{Workspace: "/w", Kind: memory.Fact, Text: "the build \xff uses make"}
+	var fe *memory.FieldError
+	if _, _, err := memory.New(w, memory.Provenance{Origin: memory.OriginTool}, time.Now()); !errors.As(err, &fe) || fe.Field != "text" {
+		t.Fatalf("New with invalid UTF-8 (which OneLine would turn into U+FFFD): %v", err)
 	}
 	if err := memory.CheckLine("entry", "tab\tis fine", 2, 100); err != nil {
 		t.Fatalf("a tab refused: %v", err)

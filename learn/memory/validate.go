@@ -57,6 +57,18 @@ func CheckLine(field, s string, lo, hi int) error {
 	return nil
 }
 
+// CheckWrite checks a write's bytes as they came, before anything
+// normalizes them: strings.Map and friends turn invalid UTF-8 into U+FFFD
+// without a word, and what was sent must be refused, not silently changed.
+func CheckWrite(w Write) error {
+	for _, f := range []struct{ name, v string }{{"workspace", w.Workspace}, {"text", w.Text}, {"session_id", w.SessionID}} {
+		if problem := controlProblem(f.v); problem != "" {
+			return &FieldError{Field: f.name, Problem: problem}
+		}
+	}
+	return nil
+}
+
 // Validate checks a memory about to be written and reports the first bad
 // field. Enums are closed: an unknown kind, src or origin is refused, never
 // silently mapped to a default.
