@@ -33,6 +33,8 @@ func TestCLIRefusesBadBytes(t *testing.T) {
 				{"NUL in workspace", []string{"memory", "add", "--workspace", "/w\x00", "--kind", "fact", "the build uses make"}, "workspace: contains a NUL"},
 				{"33 search words", append([]string{"memory", "search", "--workspace", "/w"}, append(words, "z")...), "q: 35 distinct words; at most 32"},
 				{"NUL in a search", []string{"memory", "search", "--workspace", "/w", "go\x00"}, "q: contains a NUL"},
+				{"NUL in any flag", []string{"sessions", "list", "--workspace", "/w\x00"}, "--workspace: contains a NUL"},
+				{"invalid UTF-8 in any argument", []string{"sessions", "show", "session-\xff"}, "argument 1: not valid UTF-8"},
 				{"purge 999999999h", []string{"dlq", "purge", "--older-than", "999999999h"}, "--older-than: \"999999999h\" is too long ago"},
 				{"purge 106751d", []string{"dlq", "purge", "--older-than", "106751d"}, "at most 100 years"},
 			}
