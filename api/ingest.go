@@ -2,6 +2,7 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -138,9 +139,9 @@ func batchFieldError(path, problem string) *events.FieldError {
 	i, field, ok2 := strings.Cut(rest, "]")
 	n, err := strconv.Atoi(i)
 	if !ok || !ok2 || err != nil {
-		return &events.FieldError{Index: -1, Field: cmpOr(path, "body"), Problem: problem}
+		return &events.FieldError{Index: -1, Field: cmp.Or(path, "body"), Problem: problem}
 	}
-	return &events.FieldError{Index: n, Field: cmpOr(strings.TrimPrefix(field, "."), "event"), Problem: problem}
+	return &events.FieldError{Index: n, Field: cmp.Or(strings.TrimPrefix(field, "."), "event"), Problem: problem}
 }
 
 func strictDecode(b []byte, v any) error {

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"errors"
 	"net/http"
 	"net/url"
@@ -83,15 +84,8 @@ func checkJSONBody(w http.ResponseWriter, body []byte) bool {
 	if problem == "" {
 		return true
 	}
-	writeField(w, cmpOr(path, "body"), problem)
+	writeField(w, cmp.Or(path, "body"), problem)
 	return false
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // isTooBig reports a body cut by http.MaxBytesReader.
