@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strconv"
 
-	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/dlq"
 )
 
@@ -103,9 +102,9 @@ func (s *Server) dlqPurge(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, `older_than: required, for example "720h"`)
 		return
 	}
-	d, err := config.ParseDuration(req.OlderThan)
-	if err != nil || d < 0 {
-		writeError(w, http.StatusBadRequest, "older_than: want a duration such as 720h or 30d, got "+strconv.Quote(req.OlderThan))
+	d, err := dlq.ParseAge(req.OlderThan)
+	if err != nil {
+		writeField(w, "older_than", err.Error())
 		return
 	}
 	purged, err := dlq.Purge(r.Context(), s.deps.Client, d, s.deps.Now(), req.Kind, req.DryRun)

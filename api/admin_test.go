@@ -245,12 +245,15 @@ func TestDLQPurge(t *testing.T) {
 		}
 
 		for body, msg := range map[string]string{
-			`{}`:                               "older_than: required",
-			`{"dry_run":true}`:                 "older_than: required",
-			`{"older_than":"soon"}`:            "older_than:",
-			`{"older_than":"-1h"}`:             "older_than:",
-			`{"older_than":"1h","bogus":true}`: "unknown field",
-			`{"older_than":720}`:               "invalid JSON",
+			`{}`:                                     "older_than: required",
+			`{"dry_run":true}`:                       "older_than: required",
+			`{"older_than":"soon"}`:                  "older_than:",
+			`{"older_than":"-1h"}`:                   "older_than:",
+			`{"older_than":"999999999h"}`:            "too long ago: at most 100 years",
+			`{"older_than":"106751d"}`:               "too long ago: at most 100 years",
+			`{"older_than":"99999999999999999999d"}`: "too long ago",
+			`{"older_than":"1h","bogus":true}`:       "unknown field",
+			`{"older_than":720}`:                     "invalid JSON",
 		} {
 			expectError(t, f.do("POST", "/v1/admin/dlq/purge", body), http.StatusBadRequest, msg)
 		}

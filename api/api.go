@@ -6,7 +6,7 @@ import (
 	"context"
 	"crypto/subtle"
 	"encoding/json"
-	"errors"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -100,7 +100,11 @@ func (s *Server) Metrics() *Metrics { return s.metrics }
 // reports it.
 func (s *Server) SetWorking(on bool) { s.working.Store(on) }
 
-func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.mux.ServeHTTP(w, r) }
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.inputOK(w, r) {
+		s.mux.ServeHTTP(w, r)
+	}
+}
 
 // admin guards a handler with the admin token, or with loopback when no
 // token is configured.
@@ -148,18 +152,23 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
 
-// decodeBody reads a JSON body into v, refusing unknown fields and bodies
-// over 1 MiB, and answers the error itself when it fails.
+// decodeBody reads a JSON body into v, refusing unknown fields, data after
+// the value, bodies over 1 MiB and strings no store keeps faithfully (NUL,
+// invalid UTF-8, lone surrogates, over maxBodyString bytes: 400 naming the
+// JSON path), and answers the error itself when it fails.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(v); err != nil {
-		var tooBig *http.MaxBytesError
-		if errors.As(err, &tooBig) {
-			writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
-			return false
-		}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	switch {
+	case isTooBig(err):
+		writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return false
+	case !checkJSONBody(w, body):
+		return false
+	}
+	if err := strictDecode(body, v); err != nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
 		return false
 	}

@@ -2,12 +2,14 @@ package api
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/mullhq/mull/config"
@@ -110,6 +112,9 @@ func writeIngestError(w http.ResponseWriter, err error) {
 // in each event (payloads are checked by events.Validate). Its errors are
 // *events.FieldError.
 func decodeBatch(body []byte) ([]events.Event, error) {
+	if path, problem := events.CheckJSON(body, 0); problem != "" {
+		return nil, batchFieldError(path, problem)
+	}
 	var req eventsRequest
 	if err := strictDecode(body, &req); err != nil {
 		return nil, &events.FieldError{Index: -1, Field: "body", Problem: "invalid JSON: " + err.Error()}
@@ -125,6 +130,18 @@ func decodeBatch(body []byte) ([]events.Event, error) {
 		}
 	}
 	return batch, nil
+}
+
+// batchFieldError points a problem at path ("events[3].payload.text")
+// into the batch: event 3, field payload.text.
+func batchFieldError(path, problem string) *events.FieldError {
+	rest, ok := strings.CutPrefix(path, "events[")
+	i, field, ok2 := strings.Cut(rest, "]")
+	n, err := strconv.Atoi(i)
+	if !ok || !ok2 || err != nil {
+		return &events.FieldError{Index: -1, Field: cmp.Or(path, "body"), Problem: problem}
+	}
+	return &events.FieldError{Index: n, Field: cmp.Or(strings.TrimPrefix(field, "."), "event"), Problem: problem}
 }
 
 func strictDecode(b []byte, v any) error {

@@ -17,7 +17,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
-	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/workflows"
 )
@@ -289,8 +288,8 @@ func isUniqueViolation(err error) bool {
 // Purge deletes dead letters that died before now-olderThan and returns the
 // ones it deleted. With dryRun it lists them and deletes nothing.
 func Purge(ctx context.Context, c *engine.Client, olderThan time.Duration, now time.Time, kind string, dryRun bool) ([]Letter, error) {
-	if olderThan < 0 {
-		return nil, errors.New("older-than must not be negative")
+	if olderThan < 0 || olderThan > MaxAge {
+		return nil, fmt.Errorf("older-than %s: want 0 to %s", olderThan, maxAgeText)
 	}
 	cutoff := now.Add(-olderThan)
 	var victims []Letter
@@ -334,9 +333,9 @@ func ParseSince(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
 		return t, nil
 	}
-	d, err := config.ParseDuration(v)
+	d, err := ParseAge(v)
 	if err != nil {
-		return time.Time{}, fmt.Errorf("want an RFC 3339 time or a duration such as 24h or 7d, got %q", v)
+		return time.Time{}, fmt.Errorf("want an RFC 3339 time or a duration such as 24h or 7d: %w", err)
 	}
 	return now.Add(-d), nil
 }

@@ -109,8 +109,11 @@ type Summary struct {
 	Events     int `json:"events"`
 	Stored     int `json:"stored"`
 	Duplicates int `json:"duplicates"`
-	// Skipped events were mapped but fail events.Validate (logged).
-	Skipped int `json:"skipped"`
+	// Skipped events were mapped but fail events.Validate, or come from a
+	// row that is not valid UTF-8; each is logged, and the first
+	// MaxLeftOut are listed in LeftOut with their place.
+	Skipped int       `json:"skipped"`
+	LeftOut []LeftOut `json:"left_out,omitempty"`
 	// Errors are the files that could not be read to their end.
 	Errors []FileError `json:"errors"`
 }
@@ -127,6 +130,27 @@ func (e FileError) String() string {
 		return e.Error
 	}
 	return e.Path + ": " + e.Error
+}
+
+// MaxLeftOut bounds Summary.LeftOut; Skipped counts them all.
+const MaxLeftOut = 100
+
+// LeftOut is one event the import did not store, and where its row is. An
+// event mull would refuse is left out whole, never cut or stored with its
+// bad bytes replaced: what is stored is what DSH wrote.
+type LeftOut struct {
+	Path string `json:"path"`
+	// Line is the row's line number (1-based); Offset the file offset of
+	// the row (plain log) or of the zstd frame holding it.
+	Line   int64  `json:"line"`
+	Offset int64  `json:"offset"`
+	ID     string `json:"id"`
+	Type   string `json:"type"`
+	Error  string `json:"error"`
+}
+
+func (l LeftOut) String() string {
+	return fmt.Sprintf("%s: line %d (byte %d): event %s (%s) left out: %s", l.Path, l.Line, l.Offset, l.ID, l.Type, l.Error)
 }
 
 func (im *Importer) withDefaults() (*Importer, error) {

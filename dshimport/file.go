@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mullhq/mull/dshlog"
 	"github.com/mullhq/mull/events"
@@ -80,11 +81,15 @@ func (rd *reading) run(ctx context.Context) error {
 		if err != nil {
 			return rd.commit(ctx, before, err)
 		}
+		// encoding/json would read invalid UTF-8 as U+FFFD without a word:
+		// the row is still mapped, so the mapper's state stays whole, but
+		// none of its events is stored.
+		badBytes := !utf8.Valid(line)
 		evs, err := rd.m.Map(line)
 		if err != nil {
 			return rd.commit(ctx, before, rd.r.Corrupt(err))
 		}
-		rd.add(evs)
+		rd.add(evs, badBytes)
 		if len(rd.batch)+dshlog.MaxEventsPerRow > rd.BatchSize {
 			if err := rd.commit(ctx, rd.r.Pos(), nil); err != nil {
 				return err
@@ -98,19 +103,37 @@ func (rd *reading) run(ctx context.Context) error {
 	return rd.commit(ctx, rd.r.Pos(), nil)
 }
 
-// add queues a line's events, leaving out (and logging) any that mull
-// would refuse, so that one odd row does not hold up the rest of a session.
-func (rd *reading) add(evs []events.Event) {
+// add queues a line's events, leaving out (and reporting with its place)
+// any that mull would refuse, so that one odd row does not hold up the rest
+// of a session. badBytes: the row is not valid UTF-8, so all its events are
+// left out.
+func (rd *reading) add(evs []events.Event, badBytes bool) {
 	now := rd.Now()
 	for i := range evs {
-		if err := events.Validate(&evs[i], now); err != nil {
-			rd.sum.Skipped++
-			rd.Logger.Warn("DSH event left out: mull would refuse it", "path", rd.f.path, "id", evs[i].ID, "error", err)
+		var why error
+		if badBytes {
+			why = errors.New("the row is not valid UTF-8")
+		} else if err := events.Validate(&evs[i], now); err != nil {
+			why = err
+		}
+		if why != nil {
+			rd.leaveOut(evs[i], why)
 			continue
 		}
 		rd.batch = append(rd.batch, evs[i])
 		rd.progress.Events++
 	}
+}
+
+func (rd *reading) leaveOut(e events.Event, why error) {
+	at := rd.r.Corrupt(why) // the place of the row just read
+	l := LeftOut{Path: rd.f.path, Line: at.Line, Offset: at.Offset, ID: e.ID, Type: string(e.Type), Error: why.Error()}
+	rd.sum.Skipped++
+	if len(rd.sum.LeftOut) < MaxLeftOut {
+		rd.sum.LeftOut = append(rd.sum.LeftOut, l)
+	}
+	rd.Logger.Warn("DSH event left out: mull would refuse it", "path", l.Path, "line", l.Line, "offset", l.Offset,
+		"id", l.ID, "type", l.Type, "error", l.Error)
 }
 
 // commit ingests the batch, then records the position after it, with the

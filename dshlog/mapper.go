@@ -152,7 +152,7 @@ func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 			return nil, err
 		}
 		text := strings.TrimSpace(d.Text)
-		p := events.FeedbackPayload{Rating: "down", Text: cut(text, events.MaxText)}
+		p := events.FeedbackPayload{Rating: "down", Text: cut(text, events.MaxSummary)}
 		if d.Rating == "up" || approving.MatchString(text) {
 			p.Rating = "up"
 		}

@@ -7,13 +7,18 @@ import (
 	"path"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
-// Limits on one event.
+// Limits on one event, in bytes. README's "Limits on input" lists them.
 const (
-	MaxIDLen    = 256
-	MaxText     = 64 << 10 // a message or error text
+	MaxIDLen    = 256      // an event, session, task or tool call id
+	MaxPath     = 4096     // the workspace, an observed file's path (PATH_MAX)
+	MaxName     = 128      // a tool name, an error code, session_end's reason
+	MaxTitle    = 512      // a session's or a task's title
+	MaxSummary  = 8 << 10  // a task's summary, a feedback text
+	MaxText     = 64 << 10 // a message, an error text, a command
 	MaxOutput   = 8 << 10  // a tool's output, cut by producers before sending
 	MaxBatch    = 1000
 	maxFutureAt = 24 * time.Hour
@@ -55,17 +60,21 @@ func Validate(e *Event, now time.Time) *FieldError {
 	bad := func(field, format string, args ...any) *FieldError {
 		return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"id", e.ID, MaxIDLen}, {"type", string(e.Type), MaxName}, {"session_id", e.SessionID, MaxIDLen}, {"workspace", e.Workspace, MaxPath}} {
+		if problem := CheckName(f.v, f.max); problem != "" {
+			return bad(f.name, "%s", problem)
+		}
+	}
 	switch {
 	case strings.TrimSpace(e.ID) == "":
 		return bad("id", "required")
-	case len(e.ID) > MaxIDLen:
-		return bad("id", "longer than %d bytes", MaxIDLen)
 	case e.Type == "":
 		return bad("type", "required")
 	case strings.TrimSpace(e.SessionID) == "":
 		return bad("session_id", "required")
-	case len(e.SessionID) > MaxIDLen:
-		return bad("session_id", "longer than %d bytes", MaxIDLen)
 	case e.Workspace == "":
 		return bad("workspace", "required (the DSH cwd)")
 	case !path.IsAbs(e.Workspace) && !isWindowsAbs(e.Workspace):
@@ -83,6 +92,9 @@ func Validate(e *Event, now time.Time) *FieldError {
 	if len(bytes.TrimSpace(e.Payload)) == 0 || string(bytes.TrimSpace(e.Payload)) == "null" {
 		e.Payload = json.RawMessage("{}")
 	}
+	if f, problem := CheckJSON(e.Payload, 0); problem != "" {
+		return bad(strings.TrimSuffix("payload."+f, "."), "%s", problem)
+	}
 	dec := json.NewDecoder(bytes.NewReader(e.Payload))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(p); err != nil {
@@ -96,6 +108,37 @@ func Validate(e *Event, now time.Time) *FieldError {
 
 func isWindowsAbs(p string) bool {
 	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/')
+}
+
+// CheckText reports what is wrong with a free text of at most max bytes
+// (max <= 0: no cap): invalid UTF-8 or a NUL, which no database column
+// stores faithfully (PostgreSQL refuses NUL in text; SQLite keeps it and C
+// readers stop at it). "" means it is fine.
+func CheckText(s string, max int) string {
+	switch {
+	case max > 0 && len(s) > max:
+		return fmt.Sprintf("longer than %d bytes", max)
+	case !utf8.ValidString(s):
+		return "not valid UTF-8"
+	case strings.IndexByte(s, 0) >= 0:
+		return "contains a NUL character (U+0000)"
+	}
+	return ""
+}
+
+// CheckName is CheckText for an identifier, path or short label: besides,
+// no control character at all (C0, DEL, C1), so it stays one printable line
+// wherever it is shown or logged.
+func CheckName(s string, max int) string {
+	if problem := CheckText(s, max); problem != "" {
+		return problem
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			return fmt.Sprintf("contains the control character %U", r)
+		}
+	}
+	return ""
 }
 
 func payloadErr(err error) string {
@@ -115,18 +158,21 @@ func asTypeErr(err error, te **json.UnmarshalTypeError) bool {
 }
 
 // checkPayload applies the rules JSON decoding cannot: required fields,
-// enums and lengths. It returns the bad field and the problem.
+// enums, bytes and lengths. It returns the bad field and the problem.
 func checkPayload(p any) (string, string) {
-	text := func(field, s string, required bool) (string, string) {
-		switch {
-		case required && strings.TrimSpace(s) == "":
-			return field, "required"
-		case len(s) > MaxText:
-			return field, fmt.Sprintf("longer than %d bytes", MaxText)
-		case !utf8.ValidString(s):
-			return field, "not valid UTF-8"
+	for _, f := range payloadStrings(p) {
+		problem := ""
+		if f.name {
+			problem = CheckName(f.v, f.max)
+		} else {
+			problem = CheckText(f.v, f.max)
 		}
-		return "", ""
+		switch {
+		case problem != "":
+			return f.field, problem
+		case f.required && strings.TrimSpace(f.v) == "":
+			return f.field, "required"
+		}
 	}
 	oneOf := func(field, v string, allowed ...string) (string, string) {
 		for _, a := range allowed {
@@ -138,9 +184,6 @@ func checkPayload(p any) (string, string) {
 	}
 	switch p := p.(type) {
 	case *MessagePayload:
-		if f, m := text("text", p.Text, true); f != "" {
-			return f, m
-		}
 		if p.Source != "" {
 			return oneOf("source", p.Source, "user", "plugin")
 		}
@@ -149,36 +192,62 @@ func checkPayload(p any) (string, string) {
 			return "turn", "must not be negative"
 		}
 		return oneOf("reason", p.Reason, "completed", "error", "aborted", "max-tokens")
-	case *TaskOpenPayload:
-		if f, m := text("task_id", p.TaskID, true); f != "" {
-			return f, m
-		}
-		return text("title", p.Title, true)
 	case *TaskClosePayload:
-		if f, m := text("task_id", p.TaskID, true); f != "" {
-			return f, m
-		}
 		return oneOf("outcome", p.Outcome, "done", "failed", "abandoned")
 	case *ToolResultPayload:
-		if f, m := text("tool", p.Tool, true); f != "" {
-			return f, m
-		}
 		if len(p.Output) > MaxOutput {
 			return "output", fmt.Sprintf("longer than %d bytes; cut it before sending", MaxOutput)
 		}
-		return text("command", p.Command, false)
-	case *ErrorPayload:
-		return text("message", p.Message, true)
 	case *FeedbackPayload:
-		if f, m := oneOf("rating", p.Rating, "down", "up"); f != "" {
-			return f, m
-		}
-		return text("text", p.Text, false)
+		return oneOf("rating", p.Rating, "down", "up")
 	case *FSObservedPayload:
-		if f, m := text("path", p.Path, true); f != "" {
-			return f, m
-		}
 		return oneOf("op", p.Op, "create", "modify", "delete")
 	}
 	return "", ""
+}
+
+// payloadString is one string field of a payload and its rules: a name is
+// one line of printable text, a text may hold lines, tabs and terminal
+// escapes but never NUL.
+type payloadString struct {
+	field, v       string
+	max            int
+	name, required bool
+}
+
+// payloadStrings lists every string field of a payload, so no field
+// escapes the byte checks. A new payload field belongs here.
+func payloadStrings(p any) []payloadString {
+	name := func(field, v string, max int, required bool) payloadString {
+		return payloadString{field: field, v: v, max: max, name: true, required: required}
+	}
+	text := func(field, v string, max int, required bool) payloadString {
+		return payloadString{field: field, v: v, max: max, required: required}
+	}
+	switch p := p.(type) {
+	case *SessionStartPayload:
+		return []payloadString{text("title", p.Title, MaxTitle, false)}
+	case *SessionEndPayload:
+		return []payloadString{name("reason", p.Reason, MaxName, false)}
+	case *MessagePayload:
+		return []payloadString{text("text", p.Text, MaxText, true), name("source", p.Source, MaxName, false)}
+	case *TurnEndPayload:
+		return []payloadString{name("reason", p.Reason, MaxName, false), text("error", p.Error, MaxText, false)}
+	case *TaskOpenPayload:
+		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), text("title", p.Title, MaxTitle, true)}
+	case *TaskClosePayload:
+		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), name("outcome", p.Outcome, MaxName, false),
+			text("summary", p.Summary, MaxSummary, false)}
+	case *ToolResultPayload:
+		return []payloadString{name("call_id", p.CallID, MaxIDLen, false), name("tool", p.Tool, MaxName, true),
+			text("command", p.Command, MaxText, false), name("error_code", p.ErrorCode, MaxName, false),
+			text("output", p.Output, 0, false)} // capped below, with advice
+	case *ErrorPayload:
+		return []payloadString{text("message", p.Message, MaxText, true), name("code", p.Code, MaxName, false)}
+	case *FeedbackPayload:
+		return []payloadString{name("rating", p.Rating, MaxName, false), text("text", p.Text, MaxSummary, false)}
+	case *FSObservedPayload:
+		return []payloadString{text("path", p.Path, MaxPath, true), name("op", p.Op, MaxName, false)}
+	}
+	return nil
 }

@@ -277,14 +277,14 @@ type Query struct {
 // of the query, ranked by memory.Score plus the number of words matched,
 // best first. Unless q.Peek, each hit's uses go up in the same transaction.
 func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
-	terms := slices.Compact(slices.Sorted(slices.Values(strings.Fields(memory.Normalize(q.Text)))))
-	if len(terms) == 0 {
-		return nil, &memory.FieldError{Field: "q", Problem: "required: words to look for"}
+	terms, err := memory.SearchTerms(q.Text)
+	if err != nil {
+		return nil, err
 	}
 	limit := min(cmp.Or(q.Limit, 10), MaxSearch)
 	now := s.store.Now()
 	var hits []Hit
-	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
 		rows, err := s.store.SearchMemories(ctx, tx, s.libraries(q.Workspace), terms, 0)
 		if err != nil {
 			return err

@@ -115,8 +115,13 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 // text contains at least one of terms (already normalized), newest first, at
 // most limit (defaults to 500). Ranking is the caller's.
 func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms []string, limit int) ([]Memory, error) {
-	if len(terms) == 0 {
+	switch {
+	case len(terms) == 0:
 		return nil, nil
+	case len(terms) > MaxSearchTerms:
+		// The callers cap terms first (memory.SearchTerms); this keeps one
+		// that does not from building a statement SQLite refuses.
+		return nil, fmt.Errorf("search memories: %d terms; at most %d", len(terms), MaxSearchTerms)
 	}
 	where, args := memoryWhere(workspaces, true)
 	likes := make([]string, len(terms))
@@ -128,6 +133,10 @@ func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms
 	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+
 		` order by id desc limit `+strconv.Itoa(cmp.Or(limit, 500)), args...)
 }
+
+// MaxSearchTerms is memory.MaxSearchTerms (store does not import learn):
+// the most LIKE terms one search statement holds.
+const MaxSearchTerms = 32
 
 var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 

@@ -10,7 +10,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/dlq"
 )
 
@@ -187,9 +186,9 @@ func newDLQPurgeCmd(g *globals) *cobra.Command {
 			if olderThan == "" {
 				return usageErr("--older-than is required (for example 720h or 30d)")
 			}
-			d, err := config.ParseDuration(olderThan)
-			if err != nil || d < 0 {
-				return usageErr("--older-than: want a duration such as 720h or 30d, got %q", olderThan)
+			d, err := dlq.ParseAge(olderThan)
+			if err != nil {
+				return usageErr("--older-than: %s", err)
 			}
 			a, err := g.open(cmd.Context(), manage)
 			if err != nil {
@@ -209,7 +208,7 @@ func newDLQPurgeCmd(g *globals) *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&olderThan, "older-than", "", "purge dead letters that died longer ago than this (720h, 30d)")
+	f.StringVar(&olderThan, "older-than", "", "purge dead letters that died longer ago than this (720h, 30d; at most 36500d)")
 	f.StringVar(&kind, "kind", "", "only this job kind")
 	f.BoolVar(&dryRun, "dry-run", false, "print what would be purged and delete nothing")
 	return cmd

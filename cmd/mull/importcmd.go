@@ -112,9 +112,15 @@ func printImportSummary(g *globals, home string, s dshimport.Summary, dryRun boo
 		fmt.Fprintf(g.stdout, ", %d stored, %d duplicates", s.Stored, s.Duplicates)
 	}
 	if s.Skipped > 0 {
-		fmt.Fprintf(g.stdout, ", %d left out (mull would refuse them; see the log)", s.Skipped)
+		fmt.Fprintf(g.stdout, ", %d left out (mull would refuse them)", s.Skipped)
 	}
 	fmt.Fprintln(g.stdout)
+	for _, l := range s.LeftOut {
+		fmt.Fprintf(g.stdout, "left out: %s\n", l)
+	}
+	if s.Skipped > len(s.LeftOut) {
+		fmt.Fprintf(g.stdout, "left out: %d more (see the log)\n", s.Skipped-len(s.LeftOut))
+	}
 	for _, e := range s.Errors {
 		fmt.Fprintf(g.stdout, "error: %s\n", e)
 	}

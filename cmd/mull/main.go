@@ -103,8 +103,9 @@ PostgreSQL when MULL_DATABASE_URL (or --database-url) is postgres://….
 Configuration comes from defaults, then the TOML file given by --config (or
 MULL_CONFIG), then MULL_* environment variables, then flags. 'mull config
 print' shows the result.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:      true,
+		SilenceErrors:     true,
+		PersistentPreRunE: checkInput,
 	}
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.configFile, "config", os.Getenv("MULL_CONFIG"), "TOML config file (env MULL_CONFIG)")

@@ -94,9 +94,10 @@ func newMemorySearchCmd(g *globals) *cobra.Command {
 	var limit int
 	var asJSON, use bool
 	cmd := &cobra.Command{
-		Use:   "search --workspace W QUERY…",
-		Short: "Search the memories a workspace reads, best first",
-		Args:  cobra.MinimumNArgs(1),
+		Use:         "search --workspace W QUERY…",
+		Short:       "Search the memories a workspace reads, best first",
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{argsName: "q"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if limit < 1 || limit > memories.MaxSearch {
 				return usageErr("--limit %d: want 1 to %d", limit, memories.MaxSearch)
@@ -215,9 +216,10 @@ func newMemoryForgetCmd(g *globals) *cobra.Command {
 func newMemoryAddCmd(g *globals) *cobra.Command {
 	var w memory.Write
 	cmd := &cobra.Command{
-		Use:   "add --workspace W --kind K TEXT…",
-		Short: "Remember something yourself (origin panel: an operator's word)",
-		Args:  cobra.MinimumNArgs(1),
+		Use:         "add --workspace W --kind K TEXT…",
+		Short:       "Remember something yourself (origin panel: an operator's word)",
+		Args:        cobra.MinimumNArgs(1),
+		Annotations: map[string]string{argsName: "text"},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			w.Text = strings.Join(args, " ")
 			a, err := g.open(cmd.Context(), manage)

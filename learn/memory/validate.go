@@ -4,7 +4,10 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"unicode"
 	"unicode/utf8"
+
+	"github.com/mullhq/mull/events"
 )
 
 // Limits on one memory.
@@ -38,9 +41,10 @@ func CheckLine(field, s string, lo, hi int) error {
 	}
 	t := strings.TrimSpace(s)
 	n := utf8.RuneCountInString(t)
+	if problem := controlProblem(s); problem != "" {
+		return bad("%s", problem)
+	}
 	switch {
-	case !utf8.ValidString(s):
-		return bad("not valid UTF-8")
 	case t == "":
 		return bad("required")
 	case strings.ContainsAny(t, "\n\r\v\f\u0085\u2028\u2029"):
@@ -53,6 +57,18 @@ func CheckLine(field, s string, lo, hi int) error {
 	return nil
 }
 
+// CheckWrite checks a write's bytes as they came, before anything
+// normalizes them: strings.Map and friends turn invalid UTF-8 into U+FFFD
+// without a word, and what was sent must be refused, not silently changed.
+func CheckWrite(w Write) error {
+	for _, f := range []struct{ name, v string }{{"workspace", w.Workspace}, {"text", w.Text}, {"session_id", w.SessionID}} {
+		if problem := controlProblem(f.v); problem != "" {
+			return &FieldError{Field: f.name, Problem: problem}
+		}
+	}
+	return nil
+}
+
 // Validate checks a memory about to be written and reports the first bad
 // field. Enums are closed: an unknown kind, src or origin is refused, never
 // silently mapped to a default.
@@ -61,6 +77,17 @@ func Validate(m Memory) error {
 		return &FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
 	}
 	text := strings.TrimSpace(m.Text)
+	for _, f := range []struct {
+		name, v string
+		max     int
+	}{{"workspace", m.Workspace, events.MaxPath}, {"session_id", m.SessionID, maxIDLen}} {
+		if problem := events.CheckName(f.v, f.max); problem != "" {
+			return bad(f.name, "%s", problem)
+		}
+	}
+	if problem := controlProblem(m.Text); problem != "" {
+		return bad("text", "%s", problem)
+	}
 	switch {
 	case m.Workspace != "" && !path.IsAbs(m.Workspace) && !isWindowsAbs(m.Workspace):
 		return bad("workspace", "%q is not an absolute path (\"\" is the global library)", m.Workspace)
@@ -70,8 +97,6 @@ func Validate(m Memory) error {
 		return bad("kind", "%q is not one of %s", m.Kind, list(Kinds))
 	case m.Kind.SleepTime() && (m.Origin == OriginTool || m.Origin == OriginRetro):
 		return bad("kind", "%s is written by sleep-time consolidation or a human, not by origin %s", m.Kind, m.Origin)
-	case !utf8.ValidString(m.Text):
-		return bad("text", "not valid UTF-8")
 	case text == "":
 		return bad("text", "required")
 	case utf8.RuneCountInString(text) < MinTextRunes:
@@ -94,6 +119,30 @@ func Validate(m Memory) error {
 		return bad("ttl_days", "must be between %d (never stale) and %d, got %d", NeverStale, MaxTTLDays, m.TTLDays)
 	}
 	return nil
+}
+
+// controlProblem refuses what a one-line text must not hold: invalid
+// UTF-8, NUL (PostgreSQL refuses it, SQLite would keep it raw) and any other
+// control character but the tab (a terminal escape in a prompt line). Line
+// breaks are the callers' rule: OneLine flattens them, CheckLine refuses them.
+func controlProblem(s string) string {
+	if problem := events.CheckText(s, 0); problem != "" {
+		return problem
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) && r != '\t' && !isLineBreak(r) {
+			return fmt.Sprintf("contains the control character %U", r)
+		}
+	}
+	return ""
+}
+
+func isLineBreak(r rune) bool {
+	switch r {
+	case '\n', '\r', '\v', '\f', '\u0085':
+		return true
+	}
+	return false
 }
 
 func knownKind(k Kind) bool {

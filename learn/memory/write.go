@@ -32,6 +32,9 @@ type Provenance struct {
 // starts. It returns how many credentials were redacted, and a *FieldError
 // when the result is not a valid memory.
 func New(w Write, p Provenance, now time.Time) (Memory, int, error) {
+	if err := CheckWrite(w); err != nil {
+		return Memory{}, 0, err
+	}
 	m := Memory{
 		Workspace:    w.Workspace,
 		Kind:         w.Kind,
