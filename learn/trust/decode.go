@@ -3,40 +3,70 @@ package trust
 import (
 	"encoding/base64"
 	"encoding/hex"
-	"regexp"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 )
 
-var (
-	base64Run = regexp.MustCompile(`[A-Za-z0-9+/_-]{16,}={0,2}`)
-	hexRun    = regexp.MustCompile(`(?:[0-9A-Fa-f]{2}(?:[ :]?)){8,}`)
-)
-
 // decoded returns the text hidden in base64 and hex runs of s: each run
-// that decodes to valid UTF-8 that is mostly printable (an instruction
-// spelt in base64 does; a commit hash, a UUID or a random key does not),
-// and, up to depth, what those decode to in turn.
+// of at least 16 such characters that decodes to valid UTF-8 that is mostly
+// printable (an instruction spelt in base64 does; a commit hash, a UUID or
+// a random key does not), and, up to depth, what those decode to in turn.
 func decoded(s string, depth int) []string {
 	if depth == 0 {
 		return nil
 	}
 	var out []string
-	for _, run := range base64Run.FindAllString(s, 32) {
-		if t, ok := fromBase64(run); ok {
+	for _, run := range runs(s, 32) {
+		t, ok := fromBase64(run)
+		if !ok && len(run)%2 == 0 && isHex(run) {
+			if b, err := hex.DecodeString(run); err == nil && printable(string(b)) {
+				t, ok = string(b), true
+			}
+		}
+		if ok {
 			out = append(out, t)
 			out = append(out, decoded(t, depth-1)...)
 		}
 	}
-	for _, run := range hexRun.FindAllString(s, 32) {
-		clean := strings.NewReplacer(" ", "", ":", "").Replace(run)
-		if b, err := hex.DecodeString(clean[:len(clean)/2*2]); err == nil && printable(string(b)) {
-			out = append(out, string(b))
-			out = append(out, decoded(string(b), depth-1)...)
+	return out
+}
+
+// runs finds up to most runs of at least 16 base64 characters (either
+// alphabet), with their padding.
+func runs(s string, most int) []string {
+	var out []string
+	for i := 0; i < len(s) && len(out) < most; {
+		if !isBase64Byte(s[i]) {
+			i++
+			continue
 		}
+		j := i
+		for j < len(s) && isBase64Byte(s[j]) {
+			j++
+		}
+		for k := 0; k < 2 && j < len(s) && s[j] == '='; k++ {
+			j++
+		}
+		if j-i >= 16 {
+			out = append(out, s[i:j])
+		}
+		i = j
 	}
 	return out
+}
+
+func isBase64Byte(c byte) bool {
+	return isWordByte(c) || c == '+' || c == '/' || c == '-'
+}
+
+func isHex(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; !('0' <= s[i] && s[i] <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func fromBase64(run string) (string, bool) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"unicode/utf8"
 )
 
 // gitleaksRule is one rule of gitleaks' default config, as mkrules.go
@@ -35,8 +36,12 @@ type gitleaksAllow struct {
 
 type compiledRule struct {
 	*gitleaksRule
-	re    *regexp.Regexp
-	allow []compiledAllow
+	re     *regexp.Regexp
+	allow  []compiledAllow
+	assign bool // the regexp is keyword, operator, value
+	// starts: the regexp opens with a word boundary and then one of the
+	// keywords, so a keyword inside a word ("ey" in "key") cannot start it.
+	starts bool
 }
 
 type compiledAllow struct {
@@ -56,7 +61,8 @@ var gitleaks = sync.OnceValue(func() *ruleSet {
 	s := &ruleSet{global: compileAllow(&global)}
 	for i := range gitleaksRules {
 		r := &gitleaksRules[i]
-		c := &compiledRule{gitleaksRule: r, re: regexp.MustCompile(r.re)}
+		c := &compiledRule{gitleaksRule: r, re: regexp.MustCompile(r.re),
+			assign: strings.Contains(r.re, assignOperator), starts: startsWithKeyword(r)}
 		for _, a := range r.allow {
 			c.allow = append(c.allow, compileAllow(a))
 		}
@@ -70,6 +76,9 @@ var gitleaks = sync.OnceValue(func() *ruleSet {
 	}
 	return s
 })
+
+// assignOperator is the operator group of gitleaks' assignment rules.
+const assignOperator = `(?:=|>|:{1,3}=|\|\||:|=>|\?=|,)`
 
 type ruleSet struct {
 	rules    []*compiledRule
@@ -87,6 +96,12 @@ func compileAllow(a *gitleaksAllow) compiledAllow {
 }
 
 // find adds a span for every secret the rules find in text.
+//
+// A rule runs only where one of its keywords occurs. Most of gitleaks'
+// rules are "keyword, a few name characters, an operator, the value"
+// (assign); those run on a window around each occurrence that has an
+// operator soon after it, not on the whole text: a memory that merely says
+// "the api key" costs a keyword scan, not a regexp run.
 func (s *ruleSet) find(text string, spans []span) []span {
 	lower := strings.ToLower(text)
 	if len(lower) != len(text) {
@@ -94,15 +109,122 @@ func (s *ruleSet) find(text string, spans []span) []span {
 		// keywords are only a prefilter, so an ASCII-only fold will do.
 		lower = asciiLower(text)
 	}
-	for _, i := range s.keywords.rulesIn(lower, s.always) {
-		r := s.rules[i]
-		for _, m := range r.re.FindAllStringSubmatchIndex(text, -1) {
-			if sp, ok := s.finding(r, text, m); ok {
-				spans = append(spans, sp)
+	whole := map[int]bool{}
+	for _, r := range s.always {
+		whole[r] = true
+	}
+	windows := map[int][][2]int{}
+	for _, h := range s.keywords.hits(lower) {
+		for _, r := range h.rules {
+			if whole[r] {
+				continue
+			}
+			if s.rules[r].starts && h.at > 0 && isWordByte(lower[h.at-1]) {
+				continue
+			}
+			if !s.rules[r].assign {
+				whole[r] = true
+				continue
+			}
+			if w, ok := assignWindow(lower, h.at, h.n, 8); ok {
+				windows[r] = append(windows[r], w)
+			}
+		}
+	}
+	for i, r := range s.rules {
+		switch {
+		case whole[i]:
+			spans = s.matches(r, text, 0, len(text), spans)
+		case windows[i] != nil:
+			end := 0
+			for _, w := range windows[i] {
+				if w[0] < end {
+					w[0] = end // windows never rescan
+				}
+				if w[0] < w[1] {
+					spans = s.matches(r, text, w[0], w[1], spans)
+					end = w[1]
+				}
 			}
 		}
 	}
 	return spans
+}
+
+func startsWithKeyword(r *gitleaksRule) bool {
+	re, ok := strings.CutPrefix(r.re, `\b`)
+	if !ok || len(r.keywords) == 0 {
+		return false
+	}
+	for _, p := range []string{"(?:", "("} {
+		re = strings.TrimPrefix(re, p)
+	}
+	re = strings.ToLower(re)
+	for _, k := range r.keywords {
+		if !strings.HasPrefix(re, strings.ToLower(k)) {
+			return false
+		}
+	}
+	return true
+}
+
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
+}
+
+func (s *ruleSet) matches(r *compiledRule, text string, from, to int, spans []span) []span {
+	for _, m := range r.re.FindAllStringSubmatchIndex(text[from:to], -1) {
+		for k := range m {
+			if m[k] >= 0 {
+				m[k] += from
+			}
+		}
+		if sp, ok := s.finding(r, text, m); ok {
+			spans = append(spans, sp)
+		}
+	}
+	return spans
+}
+
+// assignWindow is where an assignment to the keyword at [at, at+n) can be,
+// if one can: the keyword, at most 20 name or space characters, at most 3
+// spaces or quotes, an operator, at most 5 spaces, quotes or "=", and at
+// least minValue value characters, the shape of gitleaks' assignment rules
+// and of mull's. The window runs from the start of the name (at most 60
+// bytes before, as the rules allow 50) to the end of a value of at most 300
+// bytes.
+func assignWindow(lower string, at, n, minValue int) ([2]int, bool) {
+	i := at + n
+	i = skip(lower, i, 20, func(c byte) bool { return c == ' ' || c == '\t' || c == '.' || c == '-' || isWordByte(c) })
+	i = skip(lower, i, 3, func(c byte) bool { return c == ' ' || c == '\t' || c == '\'' || c == '"' })
+	switch {
+	case i < len(lower) && strings.IndexByte("=:>,|?", lower[i]) >= 0:
+		i++
+	case strings.HasPrefix(lower[i:], "："):
+		i += len("：")
+	default:
+		return [2]int{}, false
+	}
+	i = skip(lower, i, 5, func(c byte) bool { return strings.IndexByte(" \t'\"`=:>", c) >= 0 })
+	v := skip(lower, i, minValue, func(c byte) bool { return c > ' ' && strings.IndexByte("'\"`,;", c) < 0 })
+	if v-i < minValue {
+		return [2]int{}, false
+	}
+	return [2]int{lineStart(lower, max(0, at-60)), min(len(lower), at+n+330)}, true
+}
+
+func skip(s string, i, most int, ok func(byte) bool) int {
+	for end := min(len(s), i+most); i < end && ok(s[i]); i++ {
+	}
+	return i
+}
+
+// lineStart moves i forward to a rune start.
+func lineStart(s string, i int) int {
+	for i < len(s) && i > 0 && !utf8.RuneStart(s[i]) {
+		i++
+	}
+	return i
 }
 
 func (s *ruleSet) finding(r *compiledRule, text string, m []int) (span, bool) {

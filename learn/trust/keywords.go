@@ -46,18 +46,24 @@ func addKeyword(ks []keyword, word string, rule int) []keyword {
 	return append(ks, keyword{word: word, rules: []int{rule}})
 }
 
-// rulesIn returns, in rule order and once each, the rules whose keyword
-// occurs in lower (already lower-cased), plus always.
-func (x *keywordIndex) rulesIn(lower string, always []int) []int {
-	hit := map[int]bool{}
-	for _, r := range always {
-		hit[r] = true
-	}
+// hit is one keyword occurrence: where it is, how long, and its rules.
+type hit struct {
+	at, n int
+	rules []int
+}
+
+// hits returns every occurrence of a keyword in lower (already lower-cased),
+// in text order.
+func (x *keywordIndex) hits(lower string) []hit {
+	var hs []hit
 	for _, k := range x.short {
-		if strings.Contains(lower, k.word) {
-			for _, r := range k.rules {
-				hit[r] = true
+		for i := 0; ; {
+			j := strings.Index(lower[i:], k.word)
+			if j < 0 {
+				break
 			}
+			hs = append(hs, hit{at: i + j, n: len(k.word), rules: k.rules})
+			i += j + 1
 		}
 	}
 	for i := 0; i+1 < len(lower); i++ {
@@ -67,16 +73,10 @@ func (x *keywordIndex) rulesIn(lower string, always []int) []int {
 		}
 		for _, kw := range x.buckets[k] {
 			if strings.HasPrefix(lower[i:], kw.word) {
-				for _, r := range kw.rules {
-					hit[r] = true
-				}
+				hs = append(hs, hit{at: i, n: len(kw.word), rules: kw.rules})
 			}
 		}
 	}
-	rules := make([]int, 0, len(hit))
-	for r := range hit {
-		rules = append(rules, r)
-	}
-	slices.Sort(rules)
-	return rules
+	slices.SortFunc(hs, func(a, b hit) int { return a.at - b.at })
+	return hs
 }

@@ -84,10 +84,10 @@ var fixedLines = regexp.MustCompile(`^(?:` + strings.Join([]string{
 	`…`,
 }, "|") + `)$`)
 
-// FixedLine reports whether line equals or imitates one of the digest's own
-// lines (compared folded, so full-width or confusable look-alikes count).
+// FixedLine reports whether line, normalized, reads as one of the digest's
+// own lines. Look-alikes in full-width or confusable letters are not the
+// renderer's lines (Neutralize writes full-width forms itself); the
+// instruction check quarantines texts that imitate them.
 func FixedLine(line string) bool {
-	l := strings.ToLower(strings.TrimSpace(fold(Normalize(line))))
-	l = strings.Trim(l, "“”\"'")
-	return fixedLines.MatchString(l)
+	return fixedLines.MatchString(strings.ToLower(strings.TrimSpace(Normalize(line))))
 }

@@ -3,6 +3,7 @@ package trust
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The seed's patterns are JavaScript regular expressions. JavaScript's \s
@@ -38,12 +39,12 @@ const w = sp + `+`
 var injection = []instruction{
 	pattern("ignore previous instructions", `(?i)ignore`+sp+`+(all`+sp+`+)?(previous|prior|above)`+sp+`+instructions?`, "ignore"),
 	pattern("ignore previous instructions (zh)", `(忽略|无视|忘记)(之前|以上|上述|前面)?.{0,8}(指令|规则|要求|指示)`, "忽略", "无视", "忘记"),
-	pattern("from now on you must only (zh)", `(从现在开始|接下来)你(必须|要|应该)只`, "你"),
+	pattern("from now on you must only (zh)", `(从现在开始|接下来)你(必须|要|应该)只`, "从现在开始你", "接下来你"),
 	pattern("execute immediately (zh)", `(务必|请)立即执行`, "立即执行"),
 	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(system|instruction|assistant)\b`, "<"),
-	pattern("fake role line", `(?im)^`+sp+`*(system|assistant)`+sp+`*:`, "system", "assistant"),
+	pattern("fake role line", `(?im)^`+sp+`*(system|assistant)`+sp+`*:`, "system:", "system :", "system\t", "system  ", "assistant:", "assistant :", "assistant\t", "assistant  "),
 	pattern("download piped to a shell", `(?i)(curl|wget|Invoke-WebRequest)[^\n]{0,200}\|`+sp+`*(ba|z|pw)?sh`, "|"),
-	pattern("rm -rf /", `(?i)\brm`+sp+`+-rf`+sp+`+[/~]`, "rm"),
+	pattern("rm -rf /", `(?i)\brm`+sp+`+-rf`+sp+`+[/~]`, "-rf"),
 	pattern("format a drive", `(?i)\bformat`+sp+`+[a-z]:`, "format"),
 
 	// Overriding what the agent was told.
@@ -60,40 +61,40 @@ var injection = []instruction{
 	pattern("new instructions", `(?i)\b(new|updated|real|actual|true|revised|hidden|secret|override|overriding|admin|developer|system)`+w+`(instructions?|directives?|orders|system`+w+`prompt|prompt)`+sp+`*[:：]`,
 		"instruction", "directive", "orders", "prompt"),
 	pattern("new instructions", `(?i)\b(your|the)`+w+`(new|real|actual|true)`+w+`(instructions|task|orders|directive)`+w+`(is|are)\b`,
-		"instruction", "task", "orders", "directive"),
-	pattern("role override", `(?i)\byou`+w+`are`+w+`now`+w+`(a|an|my|the|no longer|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+w+`(developer|god|dan|jailbreak|unrestricted|admin)`+w+`mode)\b`, "you"),
+		"new instructions", "new task", "real task", "actual task", "true task", "real instructions", "actual instructions", "new orders", "new directive"),
+	pattern("role override", `(?i)\byou`+w+`are`+w+`now`+w+`(a|an|my|the|no longer|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+w+`(developer|god|dan|jailbreak|unrestricted|admin)`+w+`mode)\b`, "you are now"),
 	pattern("role override", `(?i)\bfrom`+w+`now`+w+`on,?`+w+`you`+w+`(are|will|must|shall|should|have to|may)\b`, "from now on"),
 	pattern("role override", `(?i)\b(act|behave|respond|answer)`+w+`as`+w+`(if|though)`+w+`you`+w+`(are|were|have|had)\b`, "as if", "as though"),
-	pattern("role override", `(?i)\b(act|behave|pose|roleplay)`+w+`as`+w+`((an?|the|my)`+w+`)?(unrestricted|unfiltered|uncensored|jailbroken|evil|dan|different|new|system|root|admin|developer)\b`, " as "),
+	pattern("role override", `(?i)\b(act|behave|pose|roleplay)`+w+`as`+w+`((an?|the|my)`+w+`)?(unrestricted|unfiltered|uncensored|jailbroken|evil|dan|different|new|system|root|admin|developer)\b`, "act as", "behave as", "pose as", "roleplay as"),
 	pattern("role override", `(?i)\bpretend`+w+`(to`+w+`be|you`+w+`are|you're|that`+w+`you)\b`, "pretend"),
 	pattern("role override", `(?i)\b(do anything now|developer mode (enabled|on|activated)|jailbreak mode|dan mode)\b`, "anything now", "mode"),
-	pattern("secrecy from the user", `(?i)\b(do`+w+`not|don't|never)`+w+`(tell|inform|mention|reveal|show|let)\b[^\n]{0,20}\b(the`+w+`)?(user|human|operator)\b[^\n]{0,20}\b(about|that|this|know|what)\b`, "not", "never"),
+	pattern("secrecy from the user", `(?i)\b(do`+w+`not|don't|never)`+w+`(tell|inform|mention|reveal|show|let)\b[^\n]{0,20}\b(the`+w+`)?(user|human|operator)\b[^\n]{0,20}\b(about|that|this|know|what)\b`, "tell", "inform", "mention", "reveal", "show", "let"),
 	pattern("reveal the prompt", `(?i)\b(reveal|print|show|output|repeat|leak|dump|disclose|display)`+w+`(me`+w+`)?(your|the)`+w+`(full`+w+`|entire`+w+`|hidden`+w+`|original`+w+`)?(system`+w+`prompt|initial`+w+`prompt|hidden`+w+`prompt|prompt|instructions)\b`, "prompt", "instructions"),
-	pattern("exfiltration", `(?i)\b(send|post|upload|exfiltrate|email|forward|leak)\b[^\n]{0,60}(\.ssh|id_rsa|\.env\b|\.aws|credentials|secrets|api`+sp+`?keys?|tokens|passwords|private`+w+`keys?)\b[^\n]{0,40}\bto`+w+`(https?://|\S+@|\S+\.\S)`, "send", "post", "upload", "exfiltrate", "email", "forward", "leak"),
+	pattern("exfiltration", `(?i)\b(send|post|upload|exfiltrate|email|forward|leak)\b[^\n]{0,60}(\.ssh|id_rsa|\.env\b|\.aws|credentials|secrets|api`+sp+`?keys?|tokens|passwords|private`+w+`keys?)\b[^\n]{0,40}\bto`+w+`(https?://|\S+@|\S+\.\S)`, "send ", "post ", "upload", "exfiltrate", "email ", "forward ", "leak "),
 
 	// Turns and roles of a chat the text pretends to be.
-	pattern("fake role line", `(?im)^`+sp+`*(user|human)`+sp+`*:`, "user", "human"),
-	pattern("fake role line", `(?im)^`+sp+`*[\[(](system|assistant|user|human|inst)[\])]`, "[", "("),
-	pattern("fake role line", `(?m)^`+sp+`*(系统|助手|用户|人类)`+sp+`*[:：]`, "系统", "助手", "用户", "人类"),
+	pattern("fake role line", `(?im)^`+sp+`*(user|human)`+sp+`*:`, "user:", "user :", "user\t", "user  ", "human:", "human :", "human\t", "human  "),
+	pattern("fake role line", `(?im)^`+sp+`*[\[(](system|assistant|user|human)[\])]`, "[", "("),
+	pattern("fake role line", `(?m)^`+sp+`*(系统|助手|用户|人类)`+sp+`*[:：]`, "系统:", "系统：", "助手:", "助手：", "用户:", "用户：", "人类:", "人类：", "系统 ", "助手 ", "用户 ", "人类 "),
 	pattern("chat template token", `<\|[^|<>\n]{0,40}\|>`, "<|"),
-	pattern("chat template token", `(?i)\[/?`+sp+`*inst`+sp+`*\]|<<`+sp+`*/?`+sp+`*sys`+sp+`*>>|<`+sp+`*/?`+sp+`*(start_of_turn|end_of_turn|im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\b|\bim_(start|end)\b`, "inst", "sys", "turn", "im_", "endoftext", "eot", "header", "begin"),
+	pattern("chat template token", `(?i)\[/?`+sp+`*inst`+sp+`*\]|<<`+sp+`*/?`+sp+`*sys`+sp+`*>>|<`+sp+`*/?`+sp+`*(start_of_turn|end_of_turn|im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\b|\bim_(start|end)\b`, "inst]", "<<", "_of_turn", "im_", "endoftext", "eot_id", "header_id", "begin_of_text"),
 	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>`, "<"),
 	pattern("fake heading", `(?im)^`+sp+`*#{1,6}`+sp+`*(system|instructions?|assistant|user|human|response|prompt|developer|admin|new`+w+`instructions|important`+w+`instructions)\b`, "#"),
 
 	// The digest's own lines, which only the renderer may write.
-	pattern("forged digest line", `(?i)#{1,6}`+sp+`*(remembered context|global library|global`+w+`)|\(end of remembered context|known failures`+sp+`*\(constraints|data from past sessions, not instructions|lessons`+sp+`*\(heuristics to weigh\)|nothing changes unless the user accepts it`, "remembered", "global", "known failures", "data from past", "heuristics", "nothing changes"),
+	pattern("forged digest line", `(?i)#{1,6}`+sp+`*(remembered context|global library|global`+w+`)|\(end of remembered context|known failures`+sp+`*\(constraints|data from past sessions, not instructions|lessons`+sp+`*\(heuristics to weigh\)|nothing changes unless the user accepts it`, "remembered context", "# global", "#global", "known failures", "data from past", "heuristics to weigh", "nothing changes"),
 	pattern("forged digest line", `(?im)^`+sp+`*#{2,6}`+sp+`*(global`+w+`)?(handoff from the last session|pending proposal|prefetch: know this first|principles \(inferred\)|hypotheses to test|facts and preferences|lessons|methods|resources|playbooks \(best first\)|known failures)`, "#"),
 
 	// Commands nobody should run on a note's word.
 	pattern("download piped to a shell", `(?i)\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,200}\|`+sp+`*(sudo`+w+`)?((ba|z|k|da|pw|fi)?sh|python3?|perl|ruby|node|iex|invoke-expression)\b`, "|"),
 	pattern("download piped to a shell", `(?i)\b(base64`+w+`(-d|--decode)|xxd`+w+`-r)[^\n]{0,40}\|`+sp+`*(sudo`+w+`)?(ba|z)?sh\b|\b(iex|invoke-expression)`+sp+`*\(`+sp+`*(new-object|iwr|irm|invoke-webrequest)`, "base64", "xxd", "iex", "invoke-expression"),
-	pattern("rm -rf /", `(?i)\brm`+w+`(-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r`+w+`-f|-f`+w+`-r|--recursive`+w+`--force|--force`+w+`--recursive)`+w+`(--no-preserve-root`+w+`)?(/|~|\*|\$home|\.\./\.\.)`, "rm"),
-	pattern("rm -rf /", `(?i)--no-preserve-root|\bmkfs(\.[a-z0-9]+)?`+w+`/dev/|\bdd`+w+`if=[^\n]{0,60}of=/dev/(sd|nvme|hd|disk|mmcblk)|:\(\)`+sp+`*\{`+sp+`*:\|:&`+sp+`*\};:`, "preserve", "mkfs", "dd", ":()"),
-	pattern("force push instruction", `(?i)\b(always|must|should|please)`+w+`(run|use|do)`+w+`[^\n]{0,20}\bgit`+w+`push`+w+`(-f\b|--force)`, "push"),
+	pattern("rm -rf /", `(?i)\brm`+w+`(-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r`+w+`-f|-f`+w+`-r|--recursive`+w+`--force|--force`+w+`--recursive)`+w+`(--no-preserve-root`+w+`)?(/|~|\*|\$home|\.\./\.\.)`, "rm "),
+	pattern("rm -rf /", `(?i)--no-preserve-root|\bmkfs(\.[a-z0-9]+)?`+w+`/dev/|\bdd`+w+`if=[^\n]{0,60}of=/dev/(sd|nvme|hd|disk|mmcblk)|:\(\)`+sp+`*\{`+sp+`*:\|:&`+sp+`*\};:`, "no-preserve-root", "mkfs", "dd ", ":()"),
+	pattern("force push instruction", `(?i)\b(always|must|should|please)`+w+`(run|use|do)`+w+`[^\n]{0,20}\bgit`+w+`push`+w+`(-f\b|--force)`, "--force", "-f"),
 
 	// Chinese overrides beyond the seed's.
 	pattern("ignore previous instructions (zh)", `(忽视|不要理会|不理会|抛开|放弃|跳过|覆盖)(之前|以上|上述|前面|先前|所有|全部)?.{0,8}(指令|规则|要求|指示|设定|限制|提示)`, "忽视", "理会", "抛开", "放弃", "跳过", "覆盖"),
-	pattern("role override (zh)", `(你现在是|你现在扮演|你将扮演|扮演一个|假装你是|假设你是|从现在起你|从现在开始你|今后你)`, "你"),
+	pattern("role override (zh)", `(你现在是|你现在扮演|你将扮演|扮演一个|假装你是|假设你是|从现在起你|从现在开始你|今后你)`, "你现在", "你将扮演", "扮演一个", "假装你是", "假设你是", "从现在起你", "从现在开始你", "今后你"),
 	pattern("new instructions (zh)", `(新的?|真正的|最新的?|隐藏的?|系统)(指令|指示|系统提示|提示词)`+sp+`*[:：]`, "指令", "指示", "提示"),
 	pattern("reveal the prompt (zh)", `(输出|泄露|打印|显示|告诉我|透露|重复)(你的)?(系统提示|系统指令|提示词|初始指令|密钥|密码)`, "提示", "指令", "密钥", "密码"),
 	pattern("secrecy from the user (zh)", `(不要|别|切勿|不许)(告诉|通知|让|提醒)(用户|任何人|人类)`, "用户", "任何人", "人类"),
@@ -120,13 +121,31 @@ func quarantine(normalized string) (bool, string) {
 	return false, ""
 }
 
+// injectionKeys indexes every pattern's keys, so one pass over a text
+// tells which patterns can match it.
+var injectionKeys = sync.OnceValue(func() *keywordIndex {
+	x := &keywordIndex{}
+	for i, p := range injection {
+		for _, k := range p.keys {
+			x.add(strings.ToLower(k), i)
+		}
+	}
+	return x
+})
+
 func instructionIn(folded string) string {
 	lower := strings.ToLower(folded)
-	for _, p := range injection {
-		if p.keys != nil && !containsAny(lower, p.keys) {
-			continue
+	if len(lower) != len(folded) {
+		lower = asciiLower(folded)
+	}
+	run := make([]bool, len(injection))
+	for _, h := range injectionKeys().hits(lower) {
+		for _, i := range h.rules {
+			run[i] = true
 		}
-		if p.re.MatchString(folded) {
+	}
+	for i, p := range injection {
+		if (run[i] || p.keys == nil) && p.re.MatchString(folded) {
 			return p.name
 		}
 	}

@@ -34,6 +34,9 @@ type credential struct {
 	rank  int
 	// keys: one must occur in the lower-cased text for the pattern to run.
 	keys []string
+	// assign: key, operator, value; run on a window around each key that
+	// an operator follows, as the gitleaks rules of that shape are.
+	assign bool
 }
 
 // valueChars is what a key=value's bare value may hold.
@@ -66,9 +69,9 @@ var credentials = []credential{
 	{re: regexp.MustCompile(`(?i)\bbearer[ \t\x{3000}]+([A-Za-z0-9._~+/-]{16,}=*)`), group: 1, rank: rankSeed, keys: []string{"bearer"}},
 	// key = value where the key names a secret, however short the value.
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9])[a-z0-9_.-]*?(?:passw(?:or)?d|passphrase|secret|(?:api|access|secret|private|signing|encryption|master|account)[_.-]?key|apikey|token|credentials?)["']?[ \t]*(=|:=|=>|:|：)[ \t\x{3000}]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|` + valueChars + `{1,300})`),
-		group: 2, rank: rankAssignment, keys: []string{"pass", "secret", "key", "token", "credential"}},
+		group: 2, rank: rankAssignment, keys: []string{"pass", "secret", "key", "token", "credential"}, assign: true},
 	{re: regexp.MustCompile(`(?:密钥|秘钥|密码|口令|凭据|凭证|令牌)[ \t\x{3000}]*(=|:|：)[ \t\x{3000}]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|[^\s"'，。；,;]{1,300})`),
-		group: 2, rank: rankAssignment, keys: []string{"密钥", "秘钥", "密码", "口令", "凭据", "凭证", "令牌"}},
+		group: 2, rank: rankAssignment, keys: []string{"密钥", "秘钥", "密码", "口令", "凭据", "凭证", "令牌"}, assign: true},
 }
 
 var seedLabel = regexp.MustCompile(`^(github_pat_|gh[pousr]_|sk-|AKIA|ASIA|ABIA|ACCA|AIza|xox[abeoprs]-|eyJ)`)
@@ -101,9 +104,16 @@ func redact(text string) (string, int) {
 		if !containsAny(lower, c.keys) {
 			continue
 		}
-		for _, m := range c.re.FindAllStringSubmatchIndex(text, -1) {
-			if sp, ok := c.span(text, m); ok {
-				spans = append(spans, sp)
+		for _, w := range c.windows(lower) {
+			for _, m := range c.re.FindAllStringSubmatchIndex(text[w[0]:w[1]], -1) {
+				for k := range m {
+					if m[k] >= 0 {
+						m[k] += w[0]
+					}
+				}
+				if sp, ok := c.span(text, m); ok {
+					spans = append(spans, sp)
+				}
 			}
 		}
 	}
@@ -124,6 +134,37 @@ func redact(text string) (string, int) {
 	}
 	b.WriteString(text[last:])
 	return b.String(), len(spans)
+}
+
+// windows is where c runs: the whole text, or for an assignment each
+// stretch around a key that an operator follows, never scanned twice.
+func (c credential) windows(lower string) [][2]int {
+	if !c.assign {
+		return [][2]int{{0, len(lower)}}
+	}
+	var ws [][2]int
+	for _, k := range c.keys {
+		for i := 0; ; {
+			j := strings.Index(lower[i:], k)
+			if j < 0 {
+				break
+			}
+			if w, ok := assignWindow(lower, i+j, len(k), 1); ok {
+				ws = append(ws, w)
+			}
+			i += j + len(k)
+		}
+	}
+	slices.SortFunc(ws, func(a, b [2]int) int { return a[0] - b[0] })
+	var out [][2]int
+	for _, w := range ws {
+		if n := len(out); n > 0 && w[0] <= out[n-1][1] {
+			out[n-1][1] = max(out[n-1][1], w[1])
+			continue
+		}
+		out = append(out, w)
+	}
+	return out
 }
 
 func (c credential) span(text string, m []int) (span, bool) {
