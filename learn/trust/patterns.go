@@ -48,7 +48,7 @@ var injection = []instruction{
 	pattern("format a drive", `(?i)\bformat`+sp+`+[a-z]:`, "format"),
 
 	// Overriding what the agent was told.
-	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|override|neglect|discard|abandon)`+w+`((all|any|every|the|your|my|of|these|those|such)`+w+`)*(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`+w+`(instructions?|prompts?|rules|directives?|guidelines|commands|messages|context|orders|constraints|guidance|programming|restrictions)`,
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|override|neglect|discard|abandon)`+w+`((all|any|every|the|your|my|of|these|those|such)`+w+`)*(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`+w+`(instructions?|prompts?|rules|directives?|directions|guidelines|commands|messages|context|orders|constraints|guidance|programming|restrictions)`,
 		"disregard", "ignore", "forget", "override", "neglect", "discard", "abandon"),
 	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget)`+w+`((all|any|every|the|your)`+w+`)*(instructions|rules|guidelines)`+w+`(above|before|given|you('ve|`+w+`have|`+w+`were)`+w+`(been`+w+`)?(given|told))`,
 		"disregard", "ignore", "forget"),
@@ -58,8 +58,8 @@ var injection = []instruction{
 		"forget"),
 	pattern("forget everything", `(?i)\bforget`+w+`(all`+w+`)?(your|the)`+w+`((previous|prior|original|initial|current)`+w+`)?(instructions|rules|training|guidelines|programming|system prompt|directives)`,
 		"forget"),
-	pattern("new instructions", `(?i)\b(new|updated|real|actual|true|revised|hidden|secret|override|overriding|admin|developer|system)`+w+`(instructions?|directives?|orders|system`+w+`prompt|prompt)`+sp+`*[:：]`,
-		"instruction", "directive", "orders", "prompt"),
+	pattern("new instructions", `(?i)\b(new|updated|real|actual|true|revised|hidden|secret|override|overriding|admin|developer|system)`+w+`(instructions?|directives?|orders|system`+w+`prompt|prompt|message)`+sp+`*[:：]`,
+		"instruction", "directive", "orders", "prompt", "message"),
 	pattern("new instructions", `(?i)\b(your|the)`+w+`(new|real|actual|true)`+w+`(instructions|task|orders|directive)`+w+`(is|are)\b`,
 		"new instructions", "new task", "real task", "actual task", "true task", "real instructions", "actual instructions", "new orders", "new directive"),
 	pattern("role override", `(?i)\byou`+w+`are`+w+`now`+w+`(a|an|my|the|no longer|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+w+`(developer|god|dan|jailbreak|unrestricted|admin)`+w+`mode)\b`, "you are now"),
@@ -71,6 +71,15 @@ var injection = []instruction{
 	pattern("secrecy from the user", `(?i)\b(do`+w+`not|don't|never)`+w+`(tell|inform|mention|reveal|show|let)\b[^\n]{0,20}\b(the`+w+`)?(user|human|operator)\b[^\n]{0,20}\b(about|that|this|know|what)\b`, "tell", "inform", "mention", "reveal", "show", "let"),
 	pattern("reveal the prompt", `(?i)\b(reveal|print|show|output|repeat|leak|dump|disclose|display)`+w+`(me`+w+`)?(your|the)`+w+`(full`+w+`|entire`+w+`|hidden`+w+`|original`+w+`)?(system`+w+`prompt|initial`+w+`prompt|hidden`+w+`prompt|prompt|instructions)\b`, "prompt", "instructions"),
 	pattern("exfiltration", `(?i)\b(send|post|upload|exfiltrate|email|forward|leak)\b[^\n]{0,60}(\.ssh|id_rsa|\.env\b|\.aws|credentials|secrets|api`+sp+`?keys?|tokens|passwords|private`+w+`keys?)\b[^\n]{0,40}\bto`+w+`(https?://|\S+@|\S+\.\S)`, "send ", "post ", "upload", "exfiltrate", "email ", "forward ", "leak "),
+
+	pattern("disregard previous instructions", `(?i)\b(ignore|disregard|forget)`+w+`(all`+w+`)?(of`+w+`)?(the|everything)`+w+`(above|before|previous|prior|earlier)\b`, "ignore", "disregard", "forget"),
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|bypass|override)`+w+`(all`+w+`)?(of`+w+`)?your`+w+`(own`+w+`)?(instructions|rules|guidelines|programming|directives|training|restrictions|safety|system`+w+`prompt|prompt)\b`, "disregard", "ignore", "forget", "bypass", "override"),
+	pattern("disregard previous instructions", `(?i)\b(stop|quit|don't|do`+w+`not|never)`+w+`(following|obeying|follow|obey)`+w+`(your|the|any|all)`+w+`((previous|prior|original|system|above)`+w+`)?(instructions|rules|guidelines|system`+w+`prompt|prompt|directives)\b`, "follow", "obey"),
+	pattern("new instructions", `(?i)\b(your|the)`+w+`(instructions|rules|guidelines|directives|system`+w+`prompt)`+w+`(have|has)`+w+`(changed|been`+w+`(updated|changed|replaced|revoked|lifted))`, "changed", "been"),
+	pattern("new instructions", `(?i)\b(begin|start|end)`+w+`(of`+w+`)?(the`+w+`)?(system|new|real)`+w+`(prompt|instructions|message)\b|\bend`+w+`of`+w+`(the`+w+`)?user`+w+`(input|message)\b`, "begin", "start", "end"),
+	pattern("new instructions", `(?im)^`+sp+`*(system`+w+`|admin`+w+`|developer`+w+`)?override`+sp+`*[:：!]`, "override"),
+	pattern("role override", `(?i)\b(enter(ing)?|enable[sd]?|enabling|activate[sd]?|activating|switch(ing)?`+w+`to)`+w+`(developer|god|dan|jailbreak|unrestricted|admin|sudo)`+w+`mode\b`, "mode"),
+	pattern("fake role line", "(?im)^"+sp+"*(```|~~~)"+sp+"*(system|assistant|user|human|instructions?)\\b", "```", "~~~"),
 
 	// Turns and roles of a chat the text pretends to be.
 	pattern("fake role line", `(?im)^`+sp+`*(user|human)`+sp+`*:`, "user:", "user :", "user\t", "user  ", "human:", "human :", "human\t", "human  "),
@@ -97,7 +106,7 @@ var injection = []instruction{
 	pattern("role override (zh)", `(你现在是|你现在扮演|你将扮演|扮演一个|假装你是|假设你是|从现在起你|从现在开始你|今后你)`, "你现在", "你将扮演", "扮演一个", "假装你是", "假设你是", "从现在起你", "从现在开始你", "今后你"),
 	pattern("new instructions (zh)", `(新的?|真正的|最新的?|隐藏的?|系统)(指令|指示|系统提示|提示词)`+sp+`*[:：]`, "指令", "指示", "提示"),
 	pattern("reveal the prompt (zh)", `(输出|泄露|打印|显示|告诉我|透露|重复)(你的)?(系统提示|系统指令|提示词|初始指令|密钥|密码)`, "提示", "指令", "密钥", "密码"),
-	pattern("secrecy from the user (zh)", `(不要|别|切勿|不许)(告诉|通知|让|提醒)(用户|任何人|人类)`, "用户", "任何人", "人类"),
+	pattern("secrecy from the user (zh)", `(不要|别|切勿|不许)(告诉|通知|让|提醒)(用户|任何人|人类)`, "告诉", "通知", "让用户", "让任何人", "让人类", "提醒"),
 	pattern("role override (zh)", `(越狱模式|开发者模式|无限制模式|DAN模式)`, "模式"),
 }
 
@@ -133,6 +142,26 @@ var injectionKeys = sync.OnceValue(func() *keywordIndex {
 	return x
 })
 
+// squeezed are phrases checked with everything but letters removed, so
+// "i g n o r e previous instructions" and "ignore_previous_instructions"
+// are caught; no ordinary note holds these letter runs.
+var squeezed = []string{
+	"ignorepreviousinstructions", "ignoreallpreviousinstructions", "ignorepriorinstructions",
+	"ignoreallpriorinstructions", "ignoreaboveinstructions", "disregardpreviousinstructions",
+	"disregardallpreviousinstructions", "disregardpriorinstructions", "forgetpreviousinstructions",
+	"forgetallpreviousinstructions", "forgeteverythingabove", "ignoreyourinstructions",
+}
+
+func squeeze(lower string) string {
+	b := make([]byte, 0, len(lower))
+	for i := 0; i < len(lower); i++ {
+		if c := lower[i]; 'a' <= c && c <= 'z' {
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
 func instructionIn(folded string) string {
 	lower := strings.ToLower(folded)
 	if len(lower) != len(folded) {
@@ -148,6 +177,9 @@ func instructionIn(folded string) string {
 		if (run[i] || p.keys == nil) && p.re.MatchString(folded) {
 			return p.name
 		}
+	}
+	if sq := squeeze(lower); containsAny(sq, squeezed) {
+		return "ignore previous instructions"
 	}
 	return ""
 }

@@ -24,6 +24,7 @@ const (
 	rankShape
 	rankGitleaks
 	rankAssignment
+	rankProse
 	rankGeneric
 )
 
@@ -37,6 +38,9 @@ type credential struct {
 	// assign: key, operator, value; run on a window around each key that
 	// an operator follows, as the gitleaks rules of that shape are.
 	assign bool
+	// prose: key, words, value; run on a window after each key that a
+	// digit soon follows (a prose value must hold one).
+	prose bool
 }
 
 // valueChars is what a key=value's bare value may hold.
@@ -64,12 +68,20 @@ var credentials = []credential{
 	{re: regexp.MustCompile(`(?s)-----BEGIN[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----(?:.*?-----END[ A-Z0-9_-]{0,100}PRIVATE KEY(?: BLOCK)?-----|(?:[ \t]*\n?[ \t]*(?:[A-Za-z0-9+/=]+|[A-Za-z-]+:[^\n]*))*)`),
 		label: "private-key", rank: rankShape, keys: []string{"private key"}},
 	// A password in a URL's userinfo: scheme, user and host stay.
-	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@]{1,100}:([^\s/?#@]{1,200})@[^\s/?#@]`),
+	{re: regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{1,20}://[^\s:/?#@]{0,100}:([^\s/?#@]{1,200})@[^\s/?#@]`),
 		group: 1, rank: rankShape, keys: []string{"://"}},
 	{re: regexp.MustCompile(`(?i)\bbearer[ \t\x{3000}]+([A-Za-z0-9._~+/-]{16,}=*)`), group: 1, rank: rankSeed, keys: []string{"bearer"}},
 	// key = value where the key names a secret, however short the value.
 	{re: regexp.MustCompile(`(?i)(?:^|[^a-z0-9])[a-z0-9_.-]*?(?:passw(?:or)?d|passphrase|secret|(?:api|access|secret|private|signing|encryption|master|account)[_.-]?key|apikey|token|credentials?)["']?[ \t]*(=|:=|=>|:|：)[ \t\x{3000}]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|` + valueChars + `{1,300})`),
 		group: 2, rank: rankAssignment, keys: []string{"pass", "secret", "key", "token", "credential"}, assign: true},
+	{re: regexp.MustCompile(`(?i)[a-z0-9_]*pwd[ \t]*(=)[ \t]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|` + valueChars + `{1,300})`),
+		group: 2, rank: rankAssignment, keys: []string{"pwd"}, assign: true},
+	// Prose: "the password is hunter2", "auth token 0123…"; the value must
+	// look like one (see secretLike), so "the password is stored" stays.
+	{re: regexp.MustCompile(`(?i)\b(?:passw(?:or)?d|passphrase|secret|token|api[ _-]?key)[ \t]+(?:is|was|=)[ \t]+(` + valueChars + `{4,300})`),
+		group: 1, rank: rankProse, keys: []string{"pass", "secret", "token", "key"}, prose: true},
+	{re: regexp.MustCompile(`(?i)\b(?:token|secret|api[ _-]?key)[ \t]+([A-Za-z0-9_-]{20,300})`),
+		group: 1, rank: rankProse, keys: []string{"secret", "token", "key"}, prose: true},
 	{re: regexp.MustCompile(`(?:密钥|秘钥|密码|口令|凭据|凭证|令牌)[ \t\x{3000}]*(=|:|：)[ \t\x{3000}]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|[^\s"'，。；,;]{1,300})`),
 		group: 2, rank: rankAssignment, keys: []string{"密钥", "秘钥", "密码", "口令", "凭据", "凭证", "令牌"}, assign: true},
 }
@@ -139,7 +151,7 @@ func redact(text string) (string, int) {
 // windows is where c runs: the whole text, or for an assignment each
 // stretch around a key that an operator follows, never scanned twice.
 func (c credential) windows(lower string) [][2]int {
-	if !c.assign {
+	if !c.assign && !c.prose {
 		return [][2]int{{0, len(lower)}}
 	}
 	var ws [][2]int
@@ -149,7 +161,12 @@ func (c credential) windows(lower string) [][2]int {
 			if j < 0 {
 				break
 			}
-			if w, ok := assignWindow(lower, i+j, len(k), 1); ok {
+			if c.prose {
+				at := i + j
+				if tail := lower[at+len(k) : min(len(lower), at+len(k)+60)]; strings.ContainsAny(tail, "0123456789") {
+					ws = append(ws, [2]int{lineStart(lower, max(0, at-20)), min(len(lower), at+len(k)+330)})
+				}
+			} else if w, ok := assignWindow(lower, i+j, len(k), 1); ok {
 				ws = append(ws, w)
 			}
 			i += j + len(k)
@@ -176,6 +193,9 @@ func (c credential) span(text string, m []int) (span, bool) {
 			start, end, v = start+1, end-1, v[1:len(v)-1]
 		}
 		if placeholder.MatchString(strings.TrimSpace(v)) || strings.TrimSpace(v) == "" {
+			return span{}, false
+		}
+		if c.rank == rankProse && !(secretLike(v) && strings.ContainsAny(v, "0123456789")) {
 			return span{}, false
 		}
 		if c.rank == rankAssignment && m[2] >= 0 && text[m[2]:m[3]] != "=" && !secretLike(v) {
