@@ -1,6 +1,13 @@
 package trust
 
-import "strings"
+import (
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mtibben/confusables"
+)
 
 // foldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
 // ideographic space to a space, so "ｒｍ　－ｒｆ" reads as "rm -rf".
@@ -14,4 +21,66 @@ func foldWidth(s string) string {
 		}
 		return r
 	}, s)
+}
+
+// fold is the text the instruction check reads (never stored): normalized,
+// full-width folded, and every non-ASCII rune that Unicode's confusables
+// table (UTS #39, via github.com/mtibben/confusables) maps to ASCII replaced
+// by it, so Cyrillic "іgnоrе" reads as "ignore". ASCII itself is left as
+// it is: the table's skeleton would also turn "m" into "rn" and "I" into
+// "l", which no pattern expects.
+func fold(normalized string) string {
+	s := foldWidth(normalized)
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < utf8.RuneSelf {
+			b.WriteRune(r)
+			continue
+		}
+		b.WriteString(confusable(r))
+	}
+	return b.String()
+}
+
+// skeletons caches each rune's ASCII fold: the table's lookup goes through
+// NFD twice, too slow to repeat for every rune of every render.
+var skeletons sync.Map // rune → string
+
+func confusable(r rune) string {
+	if v, ok := skeletons.Load(r); ok {
+		return v.(string)
+	}
+	out := string(r)
+	if !unicode.Is(unicode.Han, r) {
+		if sk := confusables.Skeleton(out); sk != out && isASCII(sk) && sk != "" {
+			out = sk
+			// The table folds capital I-likes to "l"; a capital stays a
+			// capital I so "ІGNORE" still reads as "IGNORE".
+			if sk == "l" && unicode.IsUpper(r) {
+				out = "I"
+			}
+		}
+	}
+	skeletons.Store(r, out)
+	return out
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }

@@ -3,6 +3,7 @@ package trust
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // The seed's patterns are JavaScript regular expressions. JavaScript's \s
@@ -17,112 +18,168 @@ const sp = `[` + jsSpace + `]`
 
 var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n")
 
-// injection is the seed's INJECTION_PATTERNS, all nine, in order, each
-// with a name to record as the quarantine reason.
-var injection = []struct {
+type instruction struct {
 	name string
 	re   *regexp.Regexp
-}{
-	{"ignore previous instructions", regexp.MustCompile(`(?i)ignore` + sp + `+(all` + sp + `+)?(previous|prior|above)` + sp + `+instructions?`)},
-	{"ignore previous instructions (zh)", regexp.MustCompile(`(忽略|无视|忘记)(之前|以上|上述|前面)?.{0,8}(指令|规则|要求|指示)`)},
-	{"from now on you must only (zh)", regexp.MustCompile(`(从现在开始|接下来)你(必须|要|应该)只`)},
-	{"execute immediately (zh)", regexp.MustCompile(`(务必|请)立即执行`)},
-	{"fake system tag", regexp.MustCompile(`(?i)<` + sp + `*/?` + sp + `*(system|instruction|assistant)\b`)},
-	{"fake role line", regexp.MustCompile(`(?im)^` + sp + `*(system|assistant)` + sp + `*:`)},
-	{"download piped to a shell", regexp.MustCompile(`(?i)(curl|wget|Invoke-WebRequest)[^\n]{0,200}\|` + sp + `*(ba|z|pw)?sh`)},
-	{"rm -rf /", regexp.MustCompile(`(?i)\brm` + sp + `+-rf` + sp + `+[/~]`)},
-	{"format a drive", regexp.MustCompile(`(?i)\bformat` + sp + `+[a-z]:`)},
+	// keys: one must occur in the lower-cased text for re to run (nil: always).
+	keys []string
+}
+
+func pattern(name, re string, keys ...string) instruction {
+	return instruction{name: name, re: regexp.MustCompile(re), keys: keys}
+}
+
+// w is a run of spaces inside a phrase.
+const w = sp + `+`
+
+// injection starts with the seed's INJECTION_PATTERNS, all nine, in order,
+// each with a name to record as the quarantine reason; mull's additions
+// follow. The check reads the folded text (see fold), so each pattern is
+// written for plain ASCII.
+var injection = []instruction{
+	pattern("ignore previous instructions", `(?i)ignore`+sp+`+(all`+sp+`+)?(previous|prior|above)`+sp+`+instructions?`, "ignore"),
+	pattern("ignore previous instructions (zh)", `(忽略|无视|忘记)(之前|以上|上述|前面)?.{0,8}(指令|规则|要求|指示)`, "忽略", "无视", "忘记"),
+	pattern("from now on you must only (zh)", `(从现在开始|接下来)你(必须|要|应该)只`, "从现在开始你", "接下来你"),
+	pattern("execute immediately (zh)", `(务必|请)立即执行`, "立即执行"),
+	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(system|instruction|assistant)\b`, "<"),
+	pattern("fake role line", `(?im)^`+sp+`*(system|assistant)`+sp+`*:`, "system:", "system :", "system\t", "system  ", "assistant:", "assistant :", "assistant\t", "assistant  "),
+	pattern("download piped to a shell", `(?i)(curl|wget|Invoke-WebRequest)[^\n]{0,200}\|`+sp+`*(ba|z|pw)?sh`, "|"),
+	pattern("rm -rf /", `(?i)\brm`+sp+`+-rf`+sp+`+[/~]`, "-rf"),
+	pattern("format a drive", `(?i)\bformat`+sp+`+[a-z]:`, "format"),
+
+	// Overriding what the agent was told.
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|override|neglect|discard|abandon)`+w+`((all|any|every|the|your|my|of|these|those|such)`+w+`)*(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`+w+`(instructions?|prompts?|rules|directives?|directions|guidelines|commands|messages|context|orders|constraints|guidance|programming|restrictions)`,
+		"disregard", "ignore", "forget", "override", "neglect", "discard", "abandon"),
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget)`+w+`((all|any|every|the|your)`+w+`)*(instructions|rules|guidelines)`+w+`(above|before|given|you('ve|`+w+`have|`+w+`were)`+w+`(been`+w+`)?(given|told))`,
+		"disregard", "ignore", "forget"),
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore)`+w+`(everything|all|anything)`+w+`(above|before|previously|prior|earlier|(you|that)`+w+`(were|was|have been|'ve been)`+w+`(told|given|said))`,
+		"disregard", "ignore"),
+	pattern("forget everything", `(?i)\bforget`+w+`(about`+w+`)?(everything|all|anything|what)`+w+`((that|of)`+w+`)?(above|before|previous(ly)?|prior|earlier|so far|(you|you've|i|we)`+w+`((were|was|have|had|'ve)`+w+`)?(been`+w+`)?(told|said|taught|instructed|given|learned|know))`,
+		"forget"),
+	pattern("forget everything", `(?i)\bforget`+w+`(all`+w+`)?(your|the)`+w+`((previous|prior|original|initial|current)`+w+`)?(instructions|rules|training|guidelines|programming|system prompt|directives)`,
+		"forget"),
+	pattern("new instructions", `(?i)\b(new|updated|real|actual|true|revised|hidden|secret|override|overriding|admin|developer|system)`+w+`(instructions?|directives?|orders|system`+w+`prompt|prompt|message)`+sp+`*[:：]`,
+		"instruction", "directive", "orders", "prompt", "message"),
+	pattern("new instructions", `(?i)\b(your|the)`+w+`(new|real|actual|true)`+w+`(instructions|task|orders|directive)`+w+`(is|are)\b`,
+		"new instructions", "new task", "real task", "actual task", "true task", "real instructions", "actual instructions", "new orders", "new directive"),
+	pattern("role override", `(?i)\byou`+w+`are`+w+`now`+w+`(a|an|my|the|no longer|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+w+`(developer|god|dan|jailbreak|unrestricted|admin)`+w+`mode)\b`, "you are now"),
+	pattern("role override", `(?i)\bfrom`+w+`now`+w+`on,?`+w+`you`+w+`(are|will|must|shall|should|have to|may)\b`, "from now on"),
+	pattern("role override", `(?i)\b(act|behave|respond|answer)`+w+`as`+w+`(if|though)`+w+`you`+w+`(are|were|have|had)\b`, "as if", "as though"),
+	pattern("role override", `(?i)\b(act|behave|pose|roleplay)`+w+`as`+w+`((an?|the|my)`+w+`)?(unrestricted|unfiltered|uncensored|jailbroken|evil|dan|different|new|system|root|admin|developer)\b`, "act as", "behave as", "pose as", "roleplay as"),
+	pattern("role override", `(?i)\bpretend`+w+`(to`+w+`be|you`+w+`are|you're|that`+w+`you)\b`, "pretend"),
+	pattern("role override", `(?i)\b(do anything now|developer mode (enabled|on|activated)|jailbreak mode|dan mode)\b`, "anything now", "mode"),
+	pattern("secrecy from the user", `(?i)\b(do`+w+`not|don't|never)`+w+`(tell|inform|mention|reveal|show|let)\b[^\n]{0,20}\b(the`+w+`)?(user|human|operator)\b[^\n]{0,20}\b(about|that|this|know|what)\b`, "tell", "inform", "mention", "reveal", "show", "let"),
+	pattern("reveal the prompt", `(?i)\b(reveal|print|show|output|repeat|leak|dump|disclose|display)`+w+`(me`+w+`)?(your|the)`+w+`(full`+w+`|entire`+w+`|hidden`+w+`|original`+w+`)?(system`+w+`prompt|initial`+w+`prompt|hidden`+w+`prompt|prompt|instructions)\b`, "prompt", "instructions"),
+	pattern("exfiltration", `(?i)\b(send|post|upload|exfiltrate|email|forward|leak)\b[^\n]{0,60}(\.ssh|id_rsa|\.env\b|\.aws|credentials|secrets|api`+sp+`?keys?|tokens|passwords|private`+w+`keys?)\b[^\n]{0,40}\bto`+w+`(https?://|\S+@|\S+\.\S)`, "send ", "post ", "upload", "exfiltrate", "email ", "forward ", "leak "),
+
+	pattern("disregard previous instructions", `(?i)\b(ignore|disregard|forget)`+w+`(all`+w+`)?(of`+w+`)?(the|everything)`+w+`(above|before|previous|prior|earlier)\b`, "ignore", "disregard", "forget"),
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|bypass|override)`+w+`(all`+w+`)?(of`+w+`)?your`+w+`(own`+w+`)?(instructions|rules|guidelines|programming|directives|training|restrictions|safety|system`+w+`prompt|prompt)\b`, "disregard", "ignore", "forget", "bypass", "override"),
+	pattern("disregard previous instructions", `(?i)\b(stop|quit|don't|do`+w+`not|never)`+w+`(following|obeying|follow|obey)`+w+`(your|the|any|all)`+w+`((previous|prior|original|system|above)`+w+`)?(instructions|rules|guidelines|system`+w+`prompt|prompt|directives)\b`, "follow", "obey"),
+	pattern("new instructions", `(?i)\b(your|the)`+w+`(instructions|rules|guidelines|directives|system`+w+`prompt)`+w+`(have|has)`+w+`(changed|been`+w+`(updated|changed|replaced|revoked|lifted))`, "changed", "been"),
+	pattern("new instructions", `(?i)\b(begin|start|end)`+w+`(of`+w+`)?(the`+w+`)?(system|new|real)`+w+`(prompt|instructions|message)\b|\bend`+w+`of`+w+`(the`+w+`)?user`+w+`(input|message)\b`, "begin", "start", "end"),
+	pattern("new instructions", `(?im)^`+sp+`*(system`+w+`|admin`+w+`|developer`+w+`)?override`+sp+`*[:：!]`, "override"),
+	pattern("role override", `(?i)\b(enter(ing)?|enable[sd]?|enabling|activate[sd]?|activating|switch(ing)?`+w+`to)`+w+`(developer|god|dan|jailbreak|unrestricted|admin|sudo)`+w+`mode\b`, "mode"),
+	pattern("fake role line", "(?im)^"+sp+"*(```|~~~)"+sp+"*(system|assistant|user|human|instructions?)\\b", "```", "~~~"),
+
+	// Turns and roles of a chat the text pretends to be.
+	pattern("fake role line", `(?im)^`+sp+`*(user|human)`+sp+`*:`, "user:", "user :", "user\t", "user  ", "human:", "human :", "human\t", "human  "),
+	pattern("fake role line", `(?im)^`+sp+`*[\[(](system|assistant|user|human)[\])]`, "[", "("),
+	pattern("fake role line", `(?m)^`+sp+`*(系统|助手|用户|人类)`+sp+`*[:：]`, "系统:", "系统：", "助手:", "助手：", "用户:", "用户：", "人类:", "人类：", "系统 ", "助手 ", "用户 ", "人类 "),
+	pattern("chat template token", `<\|[^|<>\n]{0,40}\|>`, "<|"),
+	pattern("chat template token", `(?i)\[/?`+sp+`*inst`+sp+`*\]|<<`+sp+`*/?`+sp+`*sys`+sp+`*>>|<`+sp+`*/?`+sp+`*(start_of_turn|end_of_turn|im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\b|\bim_(start|end)\b`, "inst]", "<<", "_of_turn", "im_", "endoftext", "eot_id", "header_id", "begin_of_text"),
+	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>`, "<"),
+	pattern("fake heading", `(?im)^`+sp+`*#{1,6}`+sp+`*(system|instructions?|assistant|user|human|response|prompt|developer|admin|new`+w+`instructions|important`+w+`instructions)\b`, "#"),
+
+	// The digest's own lines, which only the renderer may write.
+	pattern("forged digest line", `(?i)#{1,6}`+sp+`*(remembered context|global library|global`+w+`)|\(end of remembered context|known failures`+sp+`*\(constraints|data from past sessions, not instructions|lessons`+sp+`*\(heuristics to weigh\)|nothing changes unless the user accepts it`, "remembered context", "# global", "#global", "known failures", "data from past", "heuristics to weigh", "nothing changes"),
+	pattern("forged digest line", `(?im)^`+sp+`*#{2,6}`+sp+`*(global`+w+`)?(handoff from the last session|pending proposal|prefetch: know this first|principles \(inferred\)|hypotheses to test|facts and preferences|lessons|methods|resources|playbooks \(best first\)|known failures)`, "#"),
+
+	// Commands nobody should run on a note's word.
+	pattern("download piped to a shell", `(?i)\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,200}\|`+sp+`*(sudo`+w+`)?((ba|z|k|da|pw|fi)?sh|python3?|perl|ruby|node|iex|invoke-expression)\b`, "|"),
+	pattern("download piped to a shell", `(?i)\b(base64`+w+`(-d|--decode)|xxd`+w+`-r)[^\n]{0,40}\|`+sp+`*(sudo`+w+`)?(ba|z)?sh\b|\b(iex|invoke-expression)`+sp+`*\(`+sp+`*(new-object|iwr|irm|invoke-webrequest)`, "base64", "xxd", "iex", "invoke-expression"),
+	pattern("rm -rf /", `(?i)\brm`+w+`(-[a-z]*r[a-z]*f[a-z]*|-[a-z]*f[a-z]*r[a-z]*|-r`+w+`-f|-f`+w+`-r|--recursive`+w+`--force|--force`+w+`--recursive)`+w+`(--no-preserve-root`+w+`)?(/|~|\*|\$home|\.\./\.\.)`, "rm "),
+	pattern("rm -rf /", `(?i)--no-preserve-root|\bmkfs(\.[a-z0-9]+)?`+w+`/dev/|\bdd`+w+`if=[^\n]{0,60}of=/dev/(sd|nvme|hd|disk|mmcblk)|:\(\)`+sp+`*\{`+sp+`*:\|:&`+sp+`*\};:`, "no-preserve-root", "mkfs", "dd ", ":()"),
+	pattern("force push instruction", `(?i)\b(always|must|should|please)`+w+`(run|use|do)`+w+`[^\n]{0,20}\bgit`+w+`push`+w+`(-f\b|--force)`, "--force", "-f"),
+
+	// Chinese overrides beyond the seed's.
+	pattern("ignore previous instructions (zh)", `(忽视|不要理会|不理会|抛开|放弃|跳过|覆盖)(之前|以上|上述|前面|先前|所有|全部)?.{0,8}(指令|规则|要求|指示|设定|限制|提示)`, "忽视", "理会", "抛开", "放弃", "跳过", "覆盖"),
+	pattern("role override (zh)", `(你现在是|你现在扮演|你将扮演|扮演一个|假装你是|假设你是|从现在起你|从现在开始你|今后你)`, "你现在", "你将扮演", "扮演一个", "假装你是", "假设你是", "从现在起你", "从现在开始你", "今后你"),
+	pattern("new instructions (zh)", `(新的?|真正的|最新的?|隐藏的?|系统)(指令|指示|系统提示|提示词)`+sp+`*[:：]`, "指令", "指示", "提示"),
+	pattern("reveal the prompt (zh)", `(输出|泄露|打印|显示|告诉我|透露|重复)(你的)?(系统提示|系统指令|提示词|初始指令|密钥|密码)`, "提示", "指令", "密钥", "密码"),
+	pattern("secrecy from the user (zh)", `(不要|别|切勿|不许)(告诉|通知|让|提醒)(用户|任何人|人类)`, "告诉", "通知", "让用户", "让任何人", "让人类", "提醒"),
+	pattern("role override (zh)", `(越狱模式|开发者模式|无限制模式|DAN模式)`, "模式"),
 }
 
 // Quarantine reports whether text reads like an instruction to the agent
-// (the seed's nine patterns) and, if so, which pattern. It is checked at
-// write and again at render. Beyond the seed, it also checks the text with
-// full-width letters folded to ASCII, so "ｉｇｎｏｒｅ ｐｒｅｖｉｏｕｓ…" is
-// caught too.
+// and, if so, which pattern. It is checked at write and again at render, on
+// the normalized text folded to ASCII (full-width and confusable letters),
+// and on every base64 or hex run in it that decodes to text.
 func Quarantine(text string) (bool, string) {
-	t := lineEnds.Replace(text)
-	for _, candidate := range []string{t, foldWidth(t)} {
-		for _, p := range injection {
-			if p.re.MatchString(candidate) {
-				return true, p.name
-			}
+	return quarantine(Normalize(text))
+}
+
+func quarantine(normalized string) (bool, string) {
+	if reason := instructionIn(fold(normalized)); reason != "" {
+		return true, reason
+	}
+	for _, hidden := range decoded(normalized, 2) {
+		if reason := instructionIn(fold(Normalize(hidden))); reason != "" {
+			return true, reason + " (encoded)"
 		}
 	}
 	return false, ""
 }
 
-// credentials is the seed's CREDENTIAL_PATTERNS, in order, plus bearer
-// tokens (mull's addition). A pattern with a group redacts only the value
-// and keeps the key name ("password = [redacted]"); the others replace the
-// whole match and keep the credential's type ("[redacted:ghp]").
-var credentials = []struct {
-	re    *regexp.Regexp
-	group bool
-}{
-	{regexp.MustCompile(`ghp_[A-Za-z0-9]{20,}`), false},
-	{regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), false},
-	{regexp.MustCompile(`gho_[A-Za-z0-9]{20,}`), false},
-	{regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), false},
-	{regexp.MustCompile(`AKIA[0-9A-Z]{12,}`), false},
-	{regexp.MustCompile(`AIza[0-9A-Za-z_-]{30,}`), false},
-	{regexp.MustCompile(`xox[baprs]-[A-Za-z0-9-]{10,}`), false},
-	{regexp.MustCompile(`eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}`), false},
-	{regexp.MustCompile(`(?s)-----BEGIN [A-Z ]*PRIVATE KEY-----.*?-----END [A-Z ]*PRIVATE KEY-----`), false},
-	// key = value, long unquoted values of any shape first, then quoted,
-	// then short plain ones, as the seed orders them.
-	{regexp.MustCompile(`(?i)\b(?:api[_-]?key|apikey|secret|access[_-]?token|password|passwd)\b` + sp + `*[:=：]` + sp + `*["']?([^` + jsSpace + `"',;]{40,})["']?`), true},
-	{regexp.MustCompile(`(?i)\b(?:api[_-]?key|apikey|secret|access[_-]?token|password|passwd)\b` + sp + `*[:=：]` + sp + `*["']([^` + jsSpace + `"',;]{16,})["']`), true},
-	{regexp.MustCompile(`(?i)\b(?:api[_-]?key|apikey|secret|access[_-]?token|password|passwd)\b` + sp + `*[:=：]` + sp + `*["']?([A-Za-z0-9_\-]{16,})["']?`), true},
-	{regexp.MustCompile(`(?i)(?:密钥|密码|口令|凭据)` + sp + `*[:=：]` + sp + `*["']?([A-Za-z0-9_\-@#$%!*.]{12,})["']?`), true},
-	{regexp.MustCompile(`(?i)\bbearer` + sp + `+([A-Za-z0-9._~+/-]{16,}=*)`), true},
-}
-
-var credentialType = regexp.MustCompile(`^(github_pat_|ghp_|gho_|ghu_|ghs_|sk-|AKIA|AIza|xox[baprs]-|eyJ|-----BEGIN)`)
-
-// Redact replaces credentials in text with a marker that keeps their type
-// but none of their characters. A memory of which key serves which service
-// stays useful; the key itself must never reach a prompt or the global
-// library.
-func Redact(text string) (string, bool) {
-	out, n := redact(text)
-	return out, n > 0
-}
-
-func redact(text string) (string, int) {
-	hits := 0
-	for _, c := range credentials {
-		matches := c.re.FindAllStringSubmatchIndex(text, -1)
-		if matches == nil {
-			continue
+// injectionKeys indexes every pattern's keys, so one pass over a text
+// tells which patterns can match it.
+var injectionKeys = sync.OnceValue(func() *keywordIndex {
+	x := &keywordIndex{}
+	for i, p := range injection {
+		for _, k := range p.keys {
+			x.add(strings.ToLower(k), i)
 		}
-		var b strings.Builder
-		last := 0
-		for _, at := range matches {
-			b.WriteString(text[last:at[0]])
-			match := text[at[0]:at[1]]
-			if c.group && at[2] >= 0 {
-				b.WriteString(strings.ReplaceAll(match, text[at[2]:at[3]], "[redacted]"))
-			} else {
-				b.WriteString("[redacted:" + credentialLabel(match) + "]")
-			}
-			last = at[1]
-			hits++
-		}
-		b.WriteString(text[last:])
-		text = b.String()
 	}
-	return text, hits
+	return x
+})
+
+// squeezed are phrases checked with everything but letters removed, so
+// "i g n o r e previous instructions" and "ignore_previous_instructions"
+// are caught; no ordinary note holds these letter runs.
+var squeezed = []string{
+	"ignorepreviousinstructions", "ignoreallpreviousinstructions", "ignorepriorinstructions",
+	"ignoreallpriorinstructions", "ignoreaboveinstructions", "disregardpreviousinstructions",
+	"disregardallpreviousinstructions", "disregardpriorinstructions", "forgetpreviousinstructions",
+	"forgetallpreviousinstructions", "forgeteverythingabove", "ignoreyourinstructions",
 }
 
-func credentialLabel(match string) string {
-	m := credentialType.FindString(match)
-	switch {
-	case m == "":
-		return "credential"
-	case m == "eyJ":
-		return "jwt"
-	case m == "-----BEGIN":
-		return "private-key"
+func squeeze(lower string) string {
+	b := make([]byte, 0, len(lower))
+	for i := 0; i < len(lower); i++ {
+		if c := lower[i]; 'a' <= c && c <= 'z' {
+			b = append(b, c)
+		}
 	}
-	return strings.TrimRight(m, "-_")
+	return string(b)
+}
+
+func instructionIn(folded string) string {
+	lower := strings.ToLower(folded)
+	if len(lower) != len(folded) {
+		lower = asciiLower(folded)
+	}
+	run := make([]bool, len(injection))
+	for _, h := range injectionKeys().hits(lower) {
+		for _, i := range h.rules {
+			run[i] = true
+		}
+	}
+	for i, p := range injection {
+		if (run[i] || p.keys == nil) && p.re.MatchString(folded) {
+			return p.name
+		}
+	}
+	if sq := squeeze(lower); containsAny(sq, squeezed) {
+		return "ignore previous instructions"
+	}
+	return ""
 }

@@ -74,6 +74,8 @@ func TestRedact(t *testing.T) {
 		{"api_key=0123456789abcdefABCDEF and more", "api_key=[redacted] and more"},
 		{"云端 API key：sk-proj-abcdefghijklmnopqrstuvwxyz123456", "云端 API key：[redacted:sk]"},
 		{"数据库密码：P@ss.word!2026xyz", "数据库密码：[redacted]"},
+		// The seed kept short values; issue 9 found "password=…" leaking.
+		{"password = hunter2", "password = [redacted]"},
 	}
 	for _, tt := range tests {
 		got, changed := trust.Redact(tt.text)
@@ -89,7 +91,6 @@ func TestRedact(t *testing.T) {
 		"模型名 deepseek-flash，provider deepseek-official",
 		"端点 https://api.example.com/v1 已变更",
 		"记忆注入上限 3200 字符",
-		"password = hunter2",
 		"the bearer of bad news",
 	} {
 		if got, changed := trust.Redact(text); changed || got != text {

@@ -25,10 +25,16 @@ type Verdict struct {
 
 // Check is the write-time gate for one text of any length and any number
 // of lines: normalization, credential redaction, the instruction check.
+//
+// The instruction check reads the text before redaction: a redaction
+// marker must not split an injection into harmless halves. The stored Text
+// is the normalized, redacted text; the folds the check reads through are
+// never stored.
 func Check(text string) Verdict {
+	n := Normalize(text)
 	v := Verdict{}
-	v.Quarantined, v.Reason = Quarantine(text)
-	v.Text, v.Redacted = redact(text)
+	v.Quarantined, v.Reason = quarantine(n)
+	v.Text, v.Redacted = redact(n)
 	return v
 }
 
@@ -52,19 +58,12 @@ func Block(text string) (lines []string, ok bool) {
 	if v.Quarantined {
 		return nil, false
 	}
-	for _, l := range strings.Split(lineEnds.Replace(v.Text), "\n") {
+	for _, l := range strings.Split(v.Text, "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			lines = append(lines, Neutralize(l))
 		}
 	}
 	return lines, true
-}
-
-// Neutralize makes one line inert as structure: it cannot open a Markdown
-// heading, a quote, a fenced block or a role tag, whatever precedes it on
-// the rendered line.
-func Neutralize(line string) string {
-	return line
 }
 
 func oneLine(s string) string {
