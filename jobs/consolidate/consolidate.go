@@ -180,6 +180,9 @@ type Counts struct {
 	// quarantine table, never served).
 	Redacted    int `json:"redacted,omitempty"`
 	Quarantined int `json:"quarantined,omitempty"`
+	// DerivedRejected counts derived lines refused one by one (a NUL
+	// byte, too long, quarantined…); the others were kept.
+	DerivedRejected int `json:"derived_rejected,omitempty"`
 	// Principles, Hypotheses and Prefetch count the derived memories
 	// added; Kept the ones the model repeated; Replaced the old ones it
 	// did not.
@@ -588,6 +591,7 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		c.Kept, c.Replaced = len(plan.Keep), len(plan.Invalidate)
 		c.Redacted += plan.Redacted
 		c.Quarantined += len(plan.Quarantined)
+		c.DerivedRejected = len(plan.Rejected)
 		for _, e := range plan.Rejected {
 			d.Logger.Info("consolidate derived entry rejected", "run_id", step.RunID, "error", e)
 		}
