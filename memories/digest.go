@@ -167,7 +167,8 @@ const NoticeRunes = 160
 // MaxNotices caps the notices of one call.
 const MaxNotices = 20
 
-// Notices lists, oldest first, the live memories a workspace reads that
+// Notices lists, oldest first, the live memories (each through the
+// render-time gate, trust.Line; one it hides is skipped) a workspace reads that
 // came after its published digest's watermark and after the cursor after (a
 // memory id; 0 for none). It goes through Digest, so a batch that is due is
 // published first and its items stop being notices.
@@ -182,10 +183,16 @@ func (s *Service) Notices(ctx context.Context, workspace string, after int64) (N
 	if err != nil {
 		return Notices{}, err
 	}
-	out := Notices{Notices: make([]Notice, len(rows)), Cursor: from}
-	for i, r := range rows {
-		out.Notices[i] = Notice{ID: r.ID, Kind: memory.Kind(r.Kind), Text: short(r.Text, NoticeRunes), RecordedAt: r.RecordedAt}
+	out := Notices{Notices: []Notice{}, Cursor: from}
+	for _, r := range rows {
+		// Past the cursor whether shown or not: a text the gate hides now
+		// stays hidden.
 		out.Cursor = r.ID
+		text, ok := served(r.Text)
+		if !ok {
+			continue
+		}
+		out.Notices = append(out.Notices, Notice{ID: r.ID, Kind: memory.Kind(r.Kind), Text: short(text, NoticeRunes), RecordedAt: r.RecordedAt})
 	}
 	return out, nil
 }

@@ -275,7 +275,8 @@ type Query struct {
 
 // Search finds the live memories a workspace reads that contain any word
 // of the query, ranked by memory.Score plus the number of words matched,
-// best first. Unless q.Peek, each hit's uses go up in the same transaction.
+// best first; each hit's text passes the render-time gate (trust.Line)
+// and one it hides is left out. Unless q.Peek, each hit's uses go up in the same transaction.
 func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	terms, err := memory.SearchTerms(q.Text)
 	if err != nil {
@@ -289,7 +290,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if err != nil {
 			return err
 		}
-		hits = rank(rows, terms, now)[:min(limit, len(rows))]
+		hits = shown(rank(rows, terms, now), limit)
 		if q.Peek {
 			return nil
 		}
@@ -301,6 +302,24 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		return s.store.BumpUses(ctx, tx, 1, ids...)
 	})
 	return hits, err
+}
+
+// shown keeps the first limit hits the render-time gate lets through,
+// their text as the gate serves it.
+func shown(hits []Hit, limit int) []Hit {
+	out := hits[:0]
+	for _, h := range hits {
+		if len(out) == limit {
+			break
+		}
+		text, ok := served(h.Text)
+		if !ok {
+			continue
+		}
+		h.Text = text
+		out = append(out, h)
+	}
+	return out
 }
 
 func rank(rows []store.Memory, terms []string, now time.Time) []Hit {

@@ -3,6 +3,7 @@ package memories
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"time"
 
@@ -32,7 +33,8 @@ type Playbook struct {
 }
 
 // Playbooks lists a workspace's playbooks in the digest's order: fresh
-// before stale, then by rate, then by uses.
+// before stale, then by rate, then by uses. Each passes the render-time
+// gate (trust.Line on its slug and every step); one it hides is left out.
 func (s *Service) Playbooks(ctx context.Context, workspace string) ([]Playbook, error) {
 	rows, err := s.store.ListPlaybooks(ctx, s.store.DB, workspace)
 	if err != nil {
@@ -45,27 +47,38 @@ func (s *Service) Playbooks(ctx context.Context, workspace string) ([]Playbook, 
 		ranked[i], bySlug[r.Slug] = digestPlaybook(r), r
 	}
 	digest.SortPlaybooks(ranked, now)
-	out := make([]Playbook, len(ranked))
-	for i, d := range ranked {
-		out[i] = playbookView(bySlug[d.Slug], now)
+	out := make([]Playbook, 0, len(ranked))
+	for _, d := range ranked {
+		if p, ok := playbookView(bySlug[d.Slug], now); ok {
+			out = append(out, p)
+		}
 	}
 	return out, nil
 }
 
 // UsePlaybook records that the agent followed a playbook and whether it
-// worked: a success verifies it now. An unknown slug wraps
-// store.ErrNotFound.
+// worked: a success verifies it now. An unknown slug, or one the
+// render-time gate hides, wraps store.ErrNotFound (nothing is recorded).
 func (s *Service) UsePlaybook(ctx context.Context, workspace, slug string, success bool) (Playbook, error) {
 	now := s.store.Now()
 	var row store.Playbook
+	var view Playbook
 	err := s.store.InTx(ctx, func(tx *sql.Tx) (err error) {
 		row, err = s.store.UsePlaybook(ctx, tx, workspace, slug, success, now)
-		return err
+		if err != nil {
+			return err
+		}
+		var ok bool
+		if view, ok = playbookView(row, now); !ok {
+			// Hidden from the agent: it cannot use what it is not shown.
+			return fmt.Errorf("playbook %s of %q: %w", slug, workspace, store.ErrNotFound)
+		}
+		return nil
 	})
 	if err != nil {
 		return Playbook{}, err
 	}
-	return playbookView(row, now), nil
+	return view, nil
 }
 
 // digestPlaybook is a stored playbook as the digest ranks and renders it.
@@ -74,16 +87,26 @@ func digestPlaybook(b store.Playbook) digest.Playbook {
 		Uses: b.Uses, Successes: b.Successes, Fails: b.Fails, VerifiedAt: b.VerifiedAt, WrittenAt: b.UpdatedAt}
 }
 
-func playbookView(b store.Playbook, now time.Time) Playbook {
-	d := digestPlaybook(b)
-	p := Playbook{Workspace: b.Workspace, Slug: b.Slug, Steps: b.Steps, Uses: b.Uses, Successes: b.Successes,
-		Fails: b.Fails, Rate: d.Rate(), Stale: d.Stale(now), UpdatedAt: b.UpdatedAt}
-	if p.Steps == nil {
-		p.Steps = []string{}
+// playbookView is a stored playbook as served, through the render-time
+// gate: ok is false when its slug or a step must not be shown.
+func playbookView(b store.Playbook, now time.Time) (Playbook, bool) {
+	if _, ok := served(b.Slug); !ok {
+		return Playbook{}, false
 	}
+	steps := make([]string, 0, len(b.Steps))
+	for _, st := range b.Steps {
+		line, ok := served(st)
+		if !ok {
+			return Playbook{}, false
+		}
+		steps = append(steps, line)
+	}
+	d := digestPlaybook(b)
+	p := Playbook{Workspace: b.Workspace, Slug: b.Slug, Steps: steps, Uses: b.Uses, Successes: b.Successes,
+		Fails: b.Fails, Rate: d.Rate(), Stale: d.Stale(now), UpdatedAt: b.UpdatedAt}
 	if !b.VerifiedAt.IsZero() {
 		v := b.VerifiedAt
 		p.VerifiedAt = &v
 	}
-	return p
+	return p, true
 }

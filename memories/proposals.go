@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
 )
 
@@ -26,6 +27,10 @@ type Proposal struct {
 	CreatedAt time.Time `json:"created_at"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	Note      string    `json:"note,omitempty"`
+	// Withheld: the render-time gate found an instruction in its summary
+	// or detail, which are not shown (Summary says so); listings leave it
+	// out.
+	Withheld bool `json:"withheld,omitempty"`
 }
 
 // MaxNoteRunes caps a decision's note: a rejection's note becomes a lesson,
@@ -41,7 +46,8 @@ type Decision struct {
 }
 
 // Proposals lists proposals, oldest first: a workspace's ("" for every
-// workspace's), of one status ("" for any).
+// workspace's), of one status ("" for any). Each passes the render-time
+// gate; one it withholds is left out.
 func (s *Service) Proposals(ctx context.Context, workspace, status string) ([]Proposal, error) {
 	var statuses []string
 	if status != "" {
@@ -51,9 +57,11 @@ func (s *Service) Proposals(ctx context.Context, workspace, status string) ([]Pr
 		statuses = []string{status}
 	}
 	rows, err := s.store.ListProposals(ctx, s.store.DB, workspace, statuses...)
-	out := make([]Proposal, len(rows))
-	for i, r := range rows {
-		out[i] = proposalView(r)
+	out := make([]Proposal, 0, len(rows))
+	for _, r := range rows {
+		if p := proposalView(r); !p.Withheld {
+			out = append(out, p)
+		}
 	}
 	return out, err
 }
@@ -83,6 +91,10 @@ func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (
 	if n := utf8.RuneCountInString(note); n > MaxNoteRunes {
 		return Decision{}, &memory.FieldError{Field: "note", Problem: fmt.Sprintf("%d characters, at most %d", n, MaxNoteRunes)}
 	}
+	// The note is stored with the decision and may be shown: it passes the
+	// gate as every stored text does (the lesson made of it goes through
+	// memory.New).
+	note = trust.Check(note).Text
 	now := s.store.Now()
 	var d Decision
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
@@ -163,7 +175,18 @@ func checkStatus(status string, extra ...string) error {
 	return &memory.FieldError{Field: "status", Problem: fmt.Sprintf("%q is not one of %s", status, strings.Join(append(extra, ok...), ", "))}
 }
 
+// proposalView is a stored proposal as served: summary, detail and note
+// through the render-time gate.
 func proposalView(p store.Proposal) Proposal {
-	return Proposal{ID: p.ID, Workspace: p.Workspace, Summary: p.Summary, Detail: p.Detail, Status: p.Status,
-		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt, Note: p.Note}
+	v := Proposal{ID: p.ID, Workspace: p.Workspace, Status: p.Status,
+		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt}
+	summary, ok := served(p.Summary)
+	detail, dok := trust.Block(p.Detail)
+	if !ok || !dok {
+		v.Summary, v.Withheld = "(withheld: reads like an instruction to the agent)", true
+	} else {
+		v.Summary, v.Detail = summary, strings.Join(detail, "\n")
+	}
+	v.Note, _ = served(p.Note)
+	return v
 }

@@ -196,7 +196,10 @@ func printRetro(w io.Writer, r retroResult) {
 	if c := r.Counts; c != nil {
 		fmt.Fprintf(w, "  memories:  %d added, %d bumped, %d invalidated, %d rejected\n", c.Added, c.Bumped, c.Invalidated, c.Rejected)
 		if c.Redacted > 0 {
-			fmt.Fprintf(w, "  redacted:  %d entries had secrets removed\n", c.Redacted)
+			fmt.Fprintf(w, "  redacted:  %d secrets removed\n", c.Redacted)
+		}
+		if c.Quarantined > 0 {
+			fmt.Fprintf(w, "  quarantined: %d texts read like instructions; kept for review, never served\n", c.Quarantined)
 		}
 		handoff := yesNo(c.Handoff, "written", "none")
 		if c.HandoffStale {

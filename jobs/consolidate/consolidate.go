@@ -153,6 +153,11 @@ type MergeOutput struct {
 	// Rejected merges failed the fidelity check (or were not valid
 	// memories); their sources stay.
 	Rejected int `json:"rejected"`
+	// Redacted counts credentials the trust gate redacted in the merges;
+	// Quarantined the rejected merges it quarantined (kept in the
+	// quarantine table, never served).
+	Redacted    int `json:"redacted,omitempty"`
+	Quarantined int `json:"quarantined,omitempty"`
 	// Stale clusters had fewer than two live members by the time the step
 	// ran (a retro superseded one meanwhile).
 	Stale  int    `json:"stale"`
@@ -170,6 +175,14 @@ type Counts struct {
 	Superseded int    `json:"superseded"`
 	Rejected   int    `json:"rejected"`
 	Stale      int    `json:"stale"`
+	// Redacted and Quarantined are what the trust gate did to the run's
+	// merges and derived lines (quarantined ones are kept in the
+	// quarantine table, never served).
+	Redacted    int `json:"redacted,omitempty"`
+	Quarantined int `json:"quarantined,omitempty"`
+	// DerivedRejected counts derived lines refused one by one (a NUL
+	// byte, too long, quarantined…); the others were kept.
+	DerivedRejected int `json:"derived_rejected,omitempty"`
 	// Principles, Hypotheses and Prefetch count the derived memories
 	// added; Kept the ones the model repeated; Replaced the old ones it
 	// did not.
@@ -445,7 +458,10 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		return workflows.Result{}, err
 	}
 	plan := rules.PlanMerges(rules.MergeOutput(reply), live, byID, rules.Source{Workspace: a.Workspace, RunID: step.RunID, JobID: step.Job.ID}, now)
-	out.Rejected = len(plan.Rejected)
+	out.Rejected, out.Quarantined = len(plan.Rejected), len(plan.Quarantined)
+	for _, m := range plan.Merged {
+		out.Redacted += m.Redacted
+	}
 	for _, r := range plan.Rejected {
 		d.Logger.Info("consolidate merge rejected", "run_id", step.RunID, "step", step.Name, "ids", r.Cluster.IDs,
 			"missing", r.Missing, "error", r.Err)
@@ -458,6 +474,9 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		// Under the library's lock, as the retros and remember write, so
 		// a digest publication waits for the merge to commit.
 		if err := d.Store.LockLibrary(ctx, tx, a.Workspace); err != nil {
+			return err
+		}
+		if err := hold(ctx, d.Store, tx, "merge", step.Job.ID, plan.Quarantined, now); err != nil {
 			return err
 		}
 		for _, m := range plan.Merged {
@@ -483,6 +502,23 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		return nil
 	}
 	return workflows.Result{Output: out, Apply: apply}, nil
+}
+
+// hold keeps what the trust gate quarantined in a consolidation's answer
+// in the quarantine table, never served; kind is the record's kind, or ""
+// for each memory's own (principle, hypothesis, prefetch).
+func hold(ctx context.Context, s *store.Store, tx *sql.Tx, kind string, jobID int64, ms []memory.Memory, now time.Time) error {
+	for _, m := range ms {
+		k := kind
+		if k == "" {
+			k = string(m.Kind)
+		}
+		if err := s.InsertQuarantined(ctx, tx, store.Quarantined{Workspace: m.Workspace, Kind: k, Text: m.Text,
+			Reason: m.QuarantineReason, JobID: jobID, RecordedAt: now}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // sourcesLive reports whether every memory is still valid inside tx: a
@@ -520,6 +556,8 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		c.Merged += o.Merged
 		c.Superseded += o.Superseded
 		c.Rejected += o.Rejected
+		c.Redacted += o.Redacted
+		c.Quarantined += o.Quarantined
 		c.Stale += o.Stale
 		c.Tokens.add(o.Tokens)
 	}
@@ -551,6 +589,9 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 			}
 		}
 		c.Kept, c.Replaced = len(plan.Keep), len(plan.Invalidate)
+		c.Redacted += plan.Redacted
+		c.Quarantined += len(plan.Quarantined)
+		c.DerivedRejected = len(plan.Rejected)
 		for _, e := range plan.Rejected {
 			d.Logger.Info("consolidate derived entry rejected", "run_id", step.RunID, "error", e)
 		}
@@ -567,6 +608,9 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		// The library's lock first, then the state's row: the order no
 		// other writer reverses.
 		if err := d.Store.LockLibrary(ctx, tx, in.Workspace); err != nil {
+			return err
+		}
+		if err := hold(ctx, d.Store, tx, "", step.Job.ID, plan.Quarantined, now); err != nil {
 			return err
 		}
 		for _, m := range plan.Add {
@@ -593,7 +637,7 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		return d.Store.PutConsolidateState(ctx, tx, st)
 	}
 	d.Logger.Info("consolidate run finished", "run_id", step.RunID, "workspace", in.Workspace, "merged", c.Merged,
-		"superseded", c.Superseded, "rejected", c.Rejected, "principles", c.Principles, "hypotheses", c.Hypotheses,
+		"superseded", c.Superseded, "rejected", c.Rejected, "redacted", c.Redacted, "quarantined", c.Quarantined, "principles", c.Principles, "hypotheses", c.Hypotheses,
 		"prefetch", c.Prefetch, "calls", c.Tokens.Calls, "failed_calls", c.Tokens.Failed, "prompt_tokens", c.Tokens.Prompt, "completion_tokens", c.Tokens.Completion)
 	return workflows.Result{Output: c, Apply: apply}, nil
 }

@@ -73,8 +73,11 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 			return err
 		}
 		ch = retro.Plan(a.Output, memories.FromRows(existing), retro.Source{Workspace: lib, SessionID: sess.ID, JobID: job.ID}, now)
-		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Truncated: a.truncated}
+		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated}
 		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
+			return err
+		}
+		if err := hold(ctx, st, tx, job.ID, sess, ch.Held, now); err != nil {
 			return err
 		}
 		if err := writeWorkspace(ctx, st, tx, job.ID, sess, ch, a.sourceAt, now, &c); err != nil {
@@ -135,6 +138,20 @@ func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 		}
 		if ok {
 			c.Invalidated++
+		}
+	}
+	return nil
+}
+
+// hold keeps the texts the trust gate quarantined that have no flagged row
+// of their own (handoff, playbook, proposal, supersede target) in the
+// quarantine table of the session's workspace: kept for review, never
+// served.
+func hold(ctx context.Context, st *store.Store, tx *sql.Tx, jobID int64, sess store.Session, held []retro.Held, now time.Time) error {
+	for _, h := range held {
+		if err := st.InsertQuarantined(ctx, tx, store.Quarantined{Workspace: sess.Workspace, Kind: h.Kind, Text: h.Text,
+			Reason: h.Reason, SessionID: sess.ID, JobID: jobID, RecordedAt: now}); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -211,7 +228,7 @@ func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now 
 	if err != nil {
 		return 0, err
 	}
-	copies := memory.Promote(memories.FromRows(local), memories.FromRows(global), now)
+	copies := memories.Gated(memory.Promote(memories.FromRows(local), memories.FromRows(global), now))
 	for _, m := range copies {
 		if _, err := w.Store.InsertMemory(ctx, tx, memories.ToRow(m)); err != nil {
 			return 0, fmt.Errorf("promote to global: %w", err)

@@ -94,11 +94,15 @@ type Worker struct {
 
 // Counts is what one applied retro did, kept on its retro_runs row.
 type Counts struct {
-	Added       int  `json:"added"`
-	Bumped      int  `json:"bumped"`
-	Invalidated int  `json:"invalidated"`
-	Rejected    int  `json:"rejected"`
+	Added       int `json:"added"`
+	Bumped      int `json:"bumped"`
+	Invalidated int `json:"invalidated"`
+	Rejected    int `json:"rejected"`
+	// Redacted counts the credentials the trust gate redacted, in any
+	// section; Quarantined the texts it quarantined (memories stored
+	// flagged, the rest kept in the quarantine table), never served.
 	Redacted    int  `json:"redacted,omitempty"`
+	Quarantined int  `json:"quarantined,omitempty"`
 	Handoff     bool `json:"handoff"`
 	Playbooks   int  `json:"playbooks,omitempty"`
 	// Proposal: a proposal was stored (none is while another is pending).
@@ -177,7 +181,7 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"library", w.library(sess.Workspace), "added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated,
-		"rejected", counts.Rejected, "handoff", counts.Handoff, "handoff_stale", counts.HandoffStale, "playbooks", counts.Playbooks,
+		"rejected", counts.Rejected, "redacted", counts.Redacted, "quarantined", counts.Quarantined, "handoff", counts.Handoff, "handoff_stale", counts.HandoffStale, "playbooks", counts.Playbooks,
 		"proposal", counts.Proposal, "proposal_refused", counts.ProposalRefused, "promoted", counts.Promoted, "truncated", truncated)
 	return nil
 }

@@ -108,8 +108,10 @@ type DeriveOutput struct {
 }
 
 // Validate checks the seed's counts (principles 3–6, hypotheses 1–3,
-// prefetch 3–5), that each item is one line of at most MaxDerivedRunes,
-// and that the prefetch lines together are at most MaxPrefetchRunes. It
+// prefetch 3–5) and that the prefetch lines together are at most
+// MaxPrefetchRunes. Each item's own text (storable, one line of at most
+// MaxDerivedRunes) is PlanDerive's to check: one bad item is rejected
+// alone, not the whole paid answer. It
 // reports the first bad field by its JSON path, as a *memory.FieldError.
 func (o DeriveOutput) Validate() error {
 	lists := []struct {
@@ -124,11 +126,6 @@ func (o DeriveOutput) Validate() error {
 	for _, l := range lists {
 		if len(l.items) < l.lo || len(l.items) > l.hi {
 			return bad(l.name, "%d items, want %d to %d", len(l.items), l.lo, l.hi)
-		}
-		for i, s := range l.items {
-			if err := memory.CheckLine(fmt.Sprintf("%s[%d]", l.name, i), s, memory.MinTextRunes, MaxDerivedRunes); err != nil {
-				return err
-			}
 		}
 	}
 	total := 0
@@ -154,6 +151,21 @@ type DeriveChanges struct {
 	// Rejected are items that could not become a memory, for the job's
 	// log; each error names the item ("principles[1]: ...").
 	Rejected []error
+	// Quarantined are the rejected items the trust gate quarantined, as
+	// the gate stored them (redacted): the job keeps them in the
+	// quarantine table, never served.
+	Quarantined []memory.Memory
+	// Redacted counts the credentials the gate redacted in Add.
+	Redacted int
+}
+
+// checkItem checks one line of an answer on its own: storable by both
+// databases (no NUL, valid UTF-8), then one line of at most hi runes.
+func checkItem(field, s string, hi int) error {
+	if err := memory.CheckStorable(field, s); err != nil {
+		return err
+	}
+	return memory.CheckLine(field, s, memory.MinTextRunes, hi)
 }
 
 // PlanDerive decides how to apply a derive answer (which has passed
@@ -178,13 +190,18 @@ func PlanDerive(o DeriveOutput, existing []memory.Memory, src Source, now time.T
 	for _, l := range lists {
 		for i, text := range l.items {
 			field := fmt.Sprintf("%s[%d]", l.name, i)
+			if err := checkItem(field, text, MaxDerivedRunes); err != nil {
+				c.Rejected = append(c.Rejected, err)
+				continue
+			}
 			w := memory.Write{Workspace: src.Workspace, Kind: l.kind, Text: text}
-			m, _, err := memory.New(w, memory.Provenance{Origin: memory.OriginSleep, JobID: src.JobID}, now)
+			m, n, err := memory.New(w, memory.Provenance{Origin: memory.OriginSleep, JobID: src.JobID}, now)
 			switch {
 			case err != nil:
 				c.Rejected = append(c.Rejected, fmt.Errorf("%s: %w", field, err))
 				continue
 			case m.Quarantined:
+				c.Quarantined = append(c.Quarantined, m)
 				c.Rejected = append(c.Rejected, fmt.Errorf("%s: quarantined (%s)", field, m.QuarantineReason))
 				continue
 			case c.added(m):
@@ -197,6 +214,7 @@ func PlanDerive(o DeriveOutput, existing []memory.Memory, src Source, now time.T
 				}
 				continue
 			}
+			c.Redacted += n
 			c.Add = append(c.Add, m)
 		}
 	}

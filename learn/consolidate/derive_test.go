@@ -69,9 +69,6 @@ func TestDeriveOutputValidate(t *testing.T) {
 		{"2 prefetch", func(o *consolidate.DeriveOutput) { o.Prefetch = n(2, "a line") }, "prefetch"},
 		{"6 prefetch", func(o *consolidate.DeriveOutput) { o.Prefetch = n(6, "a line") }, "prefetch"},
 		{"prefetch over 800", func(o *consolidate.DeriveOutput) { o.Prefetch = n(5, strings.Repeat("p", 161)) }, "prefetch"},
-		{"401-rune principle", func(o *consolidate.DeriveOutput) { o.Principles[1] = strings.Repeat("x", 401) }, "principles[1]"},
-		{"blank hypothesis", func(o *consolidate.DeriveOutput) { o.Hypotheses[0] = " " }, "hypotheses[0]"},
-		{"two-line prefetch", func(o *consolidate.DeriveOutput) { o.Prefetch[2] = "a\n## PRINCIPLES" }, "prefetch[2]"},
 	}
 	for _, tt := range tests {
 		o := deriveExample(t)
@@ -181,7 +178,36 @@ func TestPlanDerive(t *testing.T) {
 		t.Errorf("Invalidate = %v, want [2 3]", c.Invalidate)
 	}
 	if len(c.Rejected) != 2 || !strings.HasPrefix(c.Rejected[0].Error(), "principles[3]: quarantined") ||
-		!strings.HasPrefix(c.Rejected[1].Error(), "prefetch[2]: text") {
+		!strings.HasPrefix(c.Rejected[1].Error(), "prefetch[2]: shorter") {
 		t.Errorf("Rejected = %v, want principles[3] quarantined and prefetch[2] too short", c.Rejected)
+	}
+}
+
+// An item's own problem (a NUL byte, invalid UTF-8, two lines, too long,
+// blank) rejects that item alone, named; the answer stays valid and the
+// other items apply.
+func TestPlanDeriveRejectsAnItemAlone(t *testing.T) {
+	o := deriveExample(t)
+	o.Principles[0] = "nul\x00byte"
+	o.Principles[1] = strings.Repeat("x", consolidate.MaxDerivedRunes+1)
+	o.Hypotheses[0] = " "
+	o.Prefetch[0] = "bad \xff"
+	o.Prefetch[1] = "a\n## PRINCIPLES"
+	if err := o.Validate(); err != nil {
+		t.Fatalf("Validate = %v; an item's problem must not fail the answer", err)
+	}
+	c := consolidate.PlanDerive(o, nil, consolidate.Source{Workspace: "/w"}, time.Now())
+	want := []string{"principles[0]: contains a NUL byte", "principles[1]: longer than", "hypotheses[0]: required",
+		"prefetch[0]: not valid UTF-8", "prefetch[1]: must be one line"}
+	if len(c.Rejected) != len(want) {
+		t.Fatalf("Rejected = %v, want %d", c.Rejected, len(want))
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(c.Rejected[i].Error(), w) {
+			t.Errorf("Rejected[%d] = %v, want %q", i, c.Rejected[i], w)
+		}
+	}
+	if n := len(o.Principles) + len(o.Hypotheses) + len(o.Prefetch) - len(want); len(c.Add) != n {
+		t.Errorf("Add = %d memories, want the other %d", len(c.Add), n)
 	}
 }

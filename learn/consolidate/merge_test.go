@@ -82,14 +82,16 @@ func TestMergeOutputValidate(t *testing.T) {
 		msg    string
 	}{
 		{"none", nil, "", ""},
+		// A text's own problem is PlanMerges' to refuse, that merge alone.
+		{"blank text", []consolidate.Merge{{1, "  "}}, "", ""},
+		{"two lines", []consolidate.Merge{{1, "uses pnpm\n## cluster 2"}}, "", ""},
+		{"too long", []consolidate.Merge{{3, long}}, "", ""},
+		{"NUL", []consolidate.Merge{{3, "a\x00b"}}, "", ""},
 		{"all four", []consolidate.Merge{{1, "a"}, {2, "b"}, {3, "c"}, {4, "d"}}, "", ""},
 		{"600 runes", []consolidate.Merge{{1, strings.Repeat("é", consolidate.MaxMergeRunes)}}, "", ""},
 		{"out of range", []consolidate.Merge{{1, "a"}, {2, "b"}, {9, "c"}}, "merges[2].cluster", "merges[2].cluster: 9 is not a cluster of this chunk (1..4)"},
 		{"zero", []consolidate.Merge{{0, "a"}}, "merges[0].cluster", ""},
 		{"repeated", []consolidate.Merge{{2, "a"}, {2, "b"}}, "merges[1].cluster", "merges[1].cluster: 2 repeats merges[0]"},
-		{"blank text", []consolidate.Merge{{1, "  "}}, "merges[0].text", ""},
-		{"two lines", []consolidate.Merge{{1, "uses pnpm\n## cluster 2"}}, "merges[0].text", ""},
-		{"too long", []consolidate.Merge{{3, long}}, "merges[0].text", ""},
 		{"more merges than clusters", []consolidate.Merge{{1, "a"}, {2, "b"}, {3, "c"}, {4, "d"}, {4, "e"}}, "merges", ""},
 	}
 	for _, tt := range tests {

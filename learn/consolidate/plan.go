@@ -20,10 +20,16 @@ type MergeChanges struct {
 	// Rejected are the merges refused, for the job's log; their clusters
 	// stay as they are.
 	Rejected []RejectedMerge
+	// Quarantined are the rejected merges the trust gate quarantined, as
+	// it stored them (redacted): the job keeps them in the quarantine
+	// table, never served.
+	Quarantined []memory.Memory
 }
 
 // Merged is one accepted merge: a new memory that replaces its cluster.
 type Merged struct {
+	// Redacted counts the credentials the trust gate redacted in New.
+	Redacted int
 	// New is built by memory.New with origin sleep and the cluster's
 	// kind, not stored yet (ID 0).
 	New memory.Memory
@@ -62,7 +68,10 @@ func PlanMerges(o MergeOutput, chunk []Cluster, byID map[int64]memory.Memory, sr
 			continue
 		}
 		cl := chunk[mg.Cluster-1]
-		m, missing, err := planMerge(mg.Text, cl, byID, taken, src, now)
+		m, missing, redacted, err := planMerge(mg.Text, cl, byID, taken, src, now)
+		if m.Quarantined {
+			c.Quarantined = append(c.Quarantined, m)
+		}
 		if err != nil || len(missing) > 0 {
 			c.Rejected = append(c.Rejected, RejectedMerge{Cluster: cl, Text: mg.Text, Missing: missing, Err: err})
 			continue
@@ -70,42 +79,45 @@ func PlanMerges(o MergeOutput, chunk []Cluster, byID map[int64]memory.Memory, sr
 		for _, id := range cl.IDs {
 			taken[id] = true
 		}
-		c.Merged = append(c.Merged, Merged{New: m, Supersedes: slices.Clone(cl.IDs)})
+		c.Merged = append(c.Merged, Merged{New: m, Supersedes: slices.Clone(cl.IDs), Redacted: redacted})
 	}
 	return c
 }
 
-func planMerge(text string, cl Cluster, byID map[int64]memory.Memory, taken map[int64]bool, src Source, now time.Time) (memory.Memory, []string, error) {
+func planMerge(text string, cl Cluster, byID map[int64]memory.Memory, taken map[int64]bool, src Source, now time.Time) (memory.Memory, []string, int, error) {
 	var sources []memory.Memory
 	for _, id := range cl.IDs {
 		s, ok := byID[id]
 		switch {
 		case !ok:
-			return memory.Memory{}, nil, fmt.Errorf("cluster: memory %d is not in the chunk", id)
+			return memory.Memory{}, nil, 0, fmt.Errorf("cluster: memory %d is not in the chunk", id)
 		case taken[id]:
-			return memory.Memory{}, nil, fmt.Errorf("cluster: memory %d is already merged in this chunk", id)
+			return memory.Memory{}, nil, 0, fmt.Errorf("cluster: memory %d is already merged in this chunk", id)
 		case s.Kind != cl.Kind:
-			return memory.Memory{}, nil, fmt.Errorf("cluster: memory %d is a %s, not a %s", id, s.Kind, cl.Kind)
+			return memory.Memory{}, nil, 0, fmt.Errorf("cluster: memory %d is a %s, not a %s", id, s.Kind, cl.Kind)
 		}
 		sources = append(sources, s)
 	}
+	if err := checkItem("text", text, MaxMergeRunes); err != nil {
+		return memory.Memory{}, nil, 0, err
+	}
 	w := memory.Write{Workspace: src.Workspace, Kind: cl.Kind, Text: text,
 		Importance: importance(sources), Src: trust(sources)}
-	m, _, err := memory.New(w, memory.Provenance{Origin: memory.OriginSleep, JobID: src.JobID}, now)
+	m, redacted, err := memory.New(w, memory.Provenance{Origin: memory.OriginSleep, JobID: src.JobID}, now)
 	switch {
 	case err != nil:
-		return memory.Memory{}, nil, err
+		return memory.Memory{}, nil, 0, err
 	case m.Quarantined:
-		return memory.Memory{}, nil, &memory.FieldError{Field: "text", Problem: "quarantined (" + m.QuarantineReason + ")"}
+		return m, nil, 0, &memory.FieldError{Field: "text", Problem: "quarantined (" + m.QuarantineReason + ")"}
 	}
 	if missing := Missing(m.Text, sources); len(missing) > 0 {
-		return memory.Memory{}, missing, nil
+		return memory.Memory{}, missing, 0, nil
 	}
 	for _, s := range sources {
 		m.Uses += max(s.Uses, 0)
 		m.VerifiedAt = latest(m.VerifiedAt, cmp.Or(s.VerifiedAt, s.RecordedAt))
 	}
-	return m, nil, nil
+	return m, nil, redacted, nil
 }
 
 // importance is the highest stored importance of the sources, a 0 counting

@@ -3,6 +3,8 @@ package memory
 import (
 	"strings"
 	"time"
+
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // Write is what a writer (the agent's remember tool, a job, an operator) may
@@ -25,12 +27,15 @@ type Provenance struct {
 }
 
 // New builds the memory to store from a write, the way every write path
-// must: instruction-like text is quarantined (kept, flagged, never shown),
-// credentials are redacted in place, the text becomes one line, and the TTL
-// is derived from the text. The quarantine check runs on the text as written,
-// before it is flattened, because one of the seed's patterns looks at line
-// starts. It returns how many credentials were redacted, and a *FieldError
-// when the result is not a valid memory.
+// must: the text passes the trust gate (trust.Check: normalization,
+// credential redaction, the instruction check) as written, before it is
+// flattened, because the gate looks at line starts; instruction-like text
+// is quarantined (kept, flagged, never shown) with the gate's reason, the
+// redacted text becomes one line, and the TTL is derived from it. A text
+// neither database can store (a NUL byte, invalid UTF-8) is refused before
+// the gate, so nothing is stripped silently. It returns how many
+// credentials were redacted, and a *FieldError when the result is not a
+// valid memory.
 func New(w Write, p Provenance, now time.Time) (Memory, int, error) {
 	if err := CheckWrite(w); err != nil {
 		return Memory{}, 0, err
@@ -46,14 +51,14 @@ func New(w Write, p Provenance, now time.Time) (Memory, int, error) {
 		PromotedFrom: p.PromotedFrom,
 		RecordedAt:   now.UTC(),
 	}
-	m.Quarantined, m.QuarantineReason = Quarantine(w.Text)
-	text, redacted := redact(OneLine(w.Text))
-	m.Text = text
-	m.TTLDays = Volatility(text)
+	v := trust.Check(w.Text)
+	m.Quarantined, m.QuarantineReason = v.Quarantined, v.Reason
+	m.Text = OneLine(v.Text)
+	m.TTLDays = Volatility(m.Text)
 	if err := Validate(m); err != nil {
-		return Memory{}, redacted, err
+		return Memory{}, v.Redacted, err
 	}
-	return m, redacted, nil
+	return m, v.Redacted, nil
 }
 
 // OneLine turns text into a single trimmed line: a memory is one line in

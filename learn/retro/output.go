@@ -121,60 +121,67 @@ var supersedeKinds = map[string]memory.Kind{
 
 var kebab = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
-// Validate checks the answer's shapes and reports the first bad field by
-// its JSON path, as a *memory.FieldError.
+// Validate checks the answer's structure, the part a retry of the call
+// can fix and no single entry owns: how many entries each section has,
+// the handoff's 3–5 lines, at most one proposal. It reports the first bad
+// field by its JSON path, as a *memory.FieldError. Each entry's own
+// content (its text, importance, src, a playbook's slug and steps, a
+// supersede's kind) is checked by Plan, entry by entry (CheckEntries): one
+// bad entry is rejected alone and the rest of the answer applies, instead
+// of the whole answer failing and the call being paid for again.
 func (o Output) Validate() error { return o.validate(true) }
 
 func (o Output) validate(needHandoff bool) error {
-	sections := []struct {
-		name    string
-		entries []Entry
-		check   func(string) string
-	}{
-		{"lessons", o.Lessons, arrows}, {"facts", o.Facts, nil},
-		{"resources", o.Resources, pipes}, {"methods", o.Methods, arrows},
-	}
-	for _, s := range sections {
-		if err := validateEntries(s.name, s.entries, s.check); err != nil {
-			return err
+	for _, s := range []struct {
+		name string
+		n    int
+	}{{"lessons", len(o.Lessons)}, {"facts", len(o.Facts)}, {"resources", len(o.Resources)},
+		{"methods", len(o.Methods)}, {"supersede", len(o.Supersede)}} {
+		if s.n > MaxEntries {
+			return bad(s.name, "%d entries, at most %d", s.n, MaxEntries)
 		}
 	}
-	if err := validateHandoff(o.Handoff); err != nil && (needHandoff || o.Handoff != nil) {
-		return err
+	if n := len(o.Handoff); (needHandoff || o.Handoff != nil) && (n < MinHandoffLines || n > MaxHandoffLines) {
+		return bad("handoff", "%d lines, want %d to %d", n, MinHandoffLines, MaxHandoffLines)
 	}
-	if err := validatePlaybooks(o.Playbooks); err != nil {
-		return err
+	if len(o.Playbooks) > MaxPlaybooks {
+		return bad("playbooks", "%d playbooks, at most %d", len(o.Playbooks), MaxPlaybooks)
 	}
-	if err := validateSupersede(o.Supersede); err != nil {
-		return err
+	if len(o.Proposal) > 1 {
+		return bad("proposal", "%d proposals, at most one", len(o.Proposal))
 	}
-	return validateProposal(o.Proposal)
+	return nil
 }
 
 func bad(field, format string, args ...any) error {
 	return &memory.FieldError{Field: field, Problem: fmt.Sprintf(format, args...)}
 }
 
-func validateEntries(name string, es []Entry, check func(string) string) error {
-	if len(es) > MaxEntries {
-		return bad(name, "%d entries, at most %d", len(es), MaxEntries)
+// checkText is every entry text's first check: storable by both databases
+// (no NUL, valid UTF-8), then one line of lo to hi runes.
+func checkText(field, s string, lo, hi int) error {
+	if err := memory.CheckStorable(field, s); err != nil {
+		return err
 	}
-	for i, e := range es {
-		f := fmt.Sprintf("%s[%d]", name, i)
-		if err := memory.CheckLine(f+".text", e.Text, memory.MinTextRunes, memory.MaxTextRunes); err != nil {
-			return err
+	return memory.CheckLine(field, s, lo, hi)
+}
+
+// checkEntry checks one memory entry of a section; check, when given, is
+// the section's format.
+func checkEntry(f string, e Entry, check func(string) string) error {
+	if err := checkText(f+".text", e.Text, memory.MinTextRunes, memory.MaxTextRunes); err != nil {
+		return err
+	}
+	if check != nil {
+		if p := check(e.Text); p != "" {
+			return bad(f+".text", "%s", p)
 		}
-		if check != nil {
-			if p := check(e.Text); p != "" {
-				return bad(f+".text", "%s", p)
-			}
-		}
-		if e.Importance != 0 && (e.Importance < 1 || e.Importance > 10) {
-			return bad(f+".importance", "must be between 1 and 10, got %d", e.Importance)
-		}
-		if e.Src != "" && e.Src != memory.SrcWeb && e.Src != memory.SrcTool {
-			return bad(f+".src", "%q is not web or tool", e.Src)
-		}
+	}
+	if e.Importance != 0 && (e.Importance < 1 || e.Importance > 10) {
+		return bad(f+".importance", "must be between 1 and 10, got %d", e.Importance)
+	}
+	if e.Src != "" && e.Src != memory.SrcWeb && e.Src != memory.SrcTool {
+		return bad(f+".src", "%q is not web or tool", e.Src)
 	}
 	return nil
 }
@@ -206,79 +213,114 @@ func blank(parts []string) bool {
 	return false
 }
 
-func validateHandoff(lines []string) error {
-	if len(lines) < MinHandoffLines || len(lines) > MaxHandoffLines {
-		return bad("handoff", "%d lines, want %d to %d", len(lines), MinHandoffLines, MaxHandoffLines)
-	}
+// checkHandoff checks each handoff line; one bad line refuses the handoff
+// (the previous one stays).
+func checkHandoff(lines []string) error {
 	for i, l := range lines {
-		if err := memory.CheckLine(fmt.Sprintf("handoff[%d]", i), l, 1, MaxHandoffRunes); err != nil {
+		if err := checkText(fmt.Sprintf("handoff[%d]", i), l, 1, MaxHandoffRunes); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func validatePlaybooks(ps []Playbook) error {
-	if len(ps) > MaxPlaybooks {
-		return bad("playbooks", "%d playbooks, at most %d", len(ps), MaxPlaybooks)
+// checkPlaybook checks one playbook; seen holds the slugs of the ones
+// before it, by index.
+func checkPlaybook(f string, p Playbook, seen map[string]int) error {
+	if err := memory.CheckStorable(f+".slug", p.Slug); err != nil {
+		return err
 	}
+	switch j, dup := seen[p.Slug]; {
+	case p.Slug == "":
+		return bad(f+".slug", "required")
+	case len(p.Slug) > MaxSlugLen:
+		return bad(f+".slug", "longer than %d characters", MaxSlugLen)
+	case !kebab.MatchString(p.Slug):
+		return bad(f+".slug", "%q is not kebab-case (a-z, 0-9, single dashes)", p.Slug)
+	case dup:
+		return bad(f+".slug", "%q repeats playbooks[%d]", p.Slug, j)
+	case len(p.Steps) == 0 || len(p.Steps) > MaxSteps:
+		return bad(f+".steps", "%d steps, want 1 to %d", len(p.Steps), MaxSteps)
+	}
+	for k, s := range p.Steps {
+		if err := checkText(fmt.Sprintf("%s.steps[%d]", f, k), s, memory.MinTextRunes, MaxStepRunes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func checkSupersede(f string, s Supersede) error {
+	if _, ok := supersedeKinds[s.Kind]; !ok {
+		return bad(f+".kind", "%q is not one of facts, lessons, resources, methods", s.Kind)
+	}
+	if err := checkText(f+".text", s.Text, 1, memory.MaxTextRunes); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(memory.Normalize(s.Text)) < minSupersedeRune {
+		return bad(f+".text", "fewer than %d characters once normalized; it would match nothing", minSupersedeRune)
+	}
+	return nil
+}
+
+func checkProposal(p Proposal) error {
+	if err := checkText("proposal.summary", p.Summary, memory.MinTextRunes, MaxSummaryRunes); err != nil {
+		return err
+	}
+	if err := memory.CheckStorable("proposal.detail", p.Detail); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(p.Detail) > MaxDetailRunes {
+		return bad("proposal.detail", "longer than %d characters", MaxDetailRunes)
+	}
+	return nil
+}
+
+// CheckEntries checks every entry of an answer on its own, as Plan does,
+// and returns each problem found, in answer order: what Plan rejects.
+func CheckEntries(o Output) []error {
+	var errs []error
+	add := func(err error) {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	for _, s := range memorySections(o) {
+		for i, e := range s.entries {
+			add(checkEntry(fmt.Sprintf("%s[%d]", s.name, i), e, s.check))
+		}
+	}
+	add(checkHandoff(o.Handoff))
 	seen := map[string]int{}
-	for i, p := range ps {
-		f := fmt.Sprintf("playbooks[%d]", i)
-		switch j, dup := seen[p.Slug]; {
-		case p.Slug == "":
-			return bad(f+".slug", "required")
-		case len(p.Slug) > MaxSlugLen:
-			return bad(f+".slug", "longer than %d characters", MaxSlugLen)
-		case !kebab.MatchString(p.Slug):
-			return bad(f+".slug", "%q is not kebab-case (a-z, 0-9, single dashes)", p.Slug)
-		case dup:
-			return bad(f+".slug", "%q repeats playbooks[%d]", p.Slug, j)
-		case len(p.Steps) == 0 || len(p.Steps) > MaxSteps:
-			return bad(f+".steps", "%d steps, want 1 to %d", len(p.Steps), MaxSteps)
+	for i, p := range o.Playbooks {
+		err := checkPlaybook(fmt.Sprintf("playbooks[%d]", i), p, seen)
+		if err == nil {
+			seen[p.Slug] = i
 		}
-		seen[p.Slug] = i
-		for k, s := range p.Steps {
-			if err := memory.CheckLine(fmt.Sprintf("%s.steps[%d]", f, k), s, memory.MinTextRunes, MaxStepRunes); err != nil {
-				return err
-			}
-		}
+		add(err)
 	}
-	return nil
+	for i, s := range o.Supersede {
+		add(checkSupersede(fmt.Sprintf("supersede[%d]", i), s))
+	}
+	for _, p := range o.Proposal {
+		add(checkProposal(p))
+	}
+	return errs
 }
 
-func validateSupersede(ss []Supersede) error {
-	if len(ss) > MaxEntries {
-		return bad("supersede", "%d entries, at most %d", len(ss), MaxEntries)
-	}
-	for i, s := range ss {
-		f := fmt.Sprintf("supersede[%d]", i)
-		if _, ok := supersedeKinds[s.Kind]; !ok {
-			return bad(f+".kind", "%q is not one of facts, lessons, resources, methods", s.Kind)
-		}
-		if err := memory.CheckLine(f+".text", s.Text, 1, memory.MaxTextRunes); err != nil {
-			return err
-		}
-		if utf8.RuneCountInString(memory.Normalize(s.Text)) < minSupersedeRune {
-			return bad(f+".text", "fewer than %d characters once normalized; it would match nothing", minSupersedeRune)
-		}
-	}
-	return nil
+// memSection is one memory section of an answer.
+type memSection struct {
+	name    string
+	kind    memory.Kind
+	entries []Entry
+	check   func(string) string
 }
 
-func validateProposal(ps Proposals) error {
-	if len(ps) > 1 {
-		return bad("proposal", "%d proposals, at most one", len(ps))
+func memorySections(o Output) []memSection {
+	return []memSection{
+		{"lessons", memory.Lesson, o.Lessons, arrows}, {"facts", memory.Fact, o.Facts, nil},
+		{"resources", memory.Resource, o.Resources, pipes}, {"methods", memory.Method, o.Methods, arrows},
 	}
-	for _, p := range ps {
-		if err := memory.CheckLine("proposal.summary", p.Summary, memory.MinTextRunes, MaxSummaryRunes); err != nil {
-			return err
-		}
-		if utf8.RuneCountInString(p.Detail) > MaxDetailRunes {
-			return bad("proposal.detail", "longer than %d characters", MaxDetailRunes)
-		}
-	}
-	return nil
 }
 
 // Additive returns the part of a truncated answer that is safe to apply:

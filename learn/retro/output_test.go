@@ -51,6 +51,11 @@ func TestPrompt(t *testing.T) {
 	}
 }
 
+// structural problems fail the whole answer (a retry can fix them); every
+// other one is an entry's, refused alone.
+var structural = map[string]bool{"13 facts": true, "handoff of 2 lines": true, "handoff of 6 lines": true,
+	"4 playbooks": true, "two proposals": true}
+
 func TestValidateNamesTheField(t *testing.T) {
 	long := strings.Repeat("x", 401)
 	tests := []struct {
@@ -95,6 +100,15 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"two proposals", func(o *retro.Output) {
 			o.Proposal = retro.Proposals{{Summary: "one idea"}, {Summary: "two ideas"}}
 		}, "proposal"},
+		{"NUL in a lesson", func(o *retro.Output) { o.Lessons[0].Text = "a -> b\x00 -> c" }, "lessons[0].text"},
+		{"invalid UTF-8 in a fact", func(o *retro.Output) { o.Facts[0].Text = "uses \xff pnpm" }, "facts[0].text"},
+		{"NUL in a handoff line", func(o *retro.Output) { o.Handoff[2] = "next\x00" }, "handoff[2]"},
+		{"NUL in a step", func(o *retro.Output) { o.Playbooks[0].Steps[0] = "run\x00 it" }, "playbooks[0].steps[0]"},
+		{"NUL in a slug", func(o *retro.Output) { o.Playbooks[0].Slug = "a\x00b" }, "playbooks[0].slug"},
+		{"NUL in a supersede", func(o *retro.Output) { o.Supersede[0].Text = "the repo\x00 uses npm" }, "supersede[0].text"},
+		{"NUL in a proposal detail", func(o *retro.Output) {
+			o.Proposal = retro.Proposals{{Summary: "idea", Detail: "d\x00"}}
+		}, "proposal.detail"},
 		{"proposal without summary", func(o *retro.Output) { o.Proposal = retro.Proposals{{Detail: "details"}} }, "proposal.summary"},
 		{"proposal detail too long", func(o *retro.Output) {
 			o.Proposal = retro.Proposals{{Summary: "idea", Detail: strings.Repeat("d", 2001)}}
@@ -105,6 +119,18 @@ func TestValidateNamesTheField(t *testing.T) {
 			o := example(t)
 			tt.edit(&o)
 			err := o.Validate()
+			if !structural[tt.name] {
+				// An entry's own problem: the answer is valid, and the
+				// entry alone is refused (by Plan, as CheckEntries says).
+				if err != nil {
+					t.Fatalf("Validate() = %v; an entry's problem must not fail the answer", err)
+				}
+				errs := retro.CheckEntries(o)
+				if len(errs) != 1 {
+					t.Fatalf("CheckEntries() = %v, want one problem", errs)
+				}
+				err = errs[0]
+			}
 			var fe *memory.FieldError
 			if !errors.As(err, &fe) {
 				t.Fatalf("Validate() = %v, want a *memory.FieldError", err)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // Source is where an answer came from: the session it reviewed and the job
@@ -30,10 +31,20 @@ type Changes struct {
 	Bump []int64
 	// Invalidate are existing memories a supersede entry names.
 	Invalidate []Invalidation
-	// Rejected are entries memory.New refused, for the job's log.
+	// Rejected are entries refused on their own (a text neither database
+	// can store, a bad shape, a field memory.New refuses): the rest of the
+	// answer applies without them.
 	Rejected []Rejected
-	// Redacted counts credentials redacted from the new memories.
+	// Redacted counts the credentials the trust gate redacted, in every
+	// text the plan stores.
 	Redacted int
+	// Quarantined counts the texts the trust gate quarantined: the new
+	// memories in Add so flagged, and Held.
+	Quarantined int
+	// Held are the quarantined texts with no flagged row of their own (the
+	// handoff, a playbook, the proposal, a supersede target): the job
+	// keeps them in the quarantine table, never served.
+	Held []Held
 	// Handoff replaces the workspace's previous handoff; "" keeps it.
 	Handoff string
 	// Playbooks are upserted by slug.
@@ -52,11 +63,19 @@ type Invalidation struct {
 	By int
 }
 
-// Rejected is an entry that could not become a memory.
+// Rejected is an entry that could not be applied; Err names its field.
 type Rejected struct {
+	// Kind is the memory kind, or "" for an entry that is not a memory.
 	Kind memory.Kind
 	Text string
 	Err  error
+}
+
+// Held is a quarantined text kept for review: what the gate stored
+// (credentials redacted) and why.
+type Held struct {
+	// Kind is handoff, playbook, proposal or supersede.
+	Kind, Text, Reason string
 }
 
 // SupersedeReason is the reason a memory the retro of src invalidates
@@ -82,10 +101,14 @@ const minLinkSimilarity = 0.3
 func Plan(o Output, existing []memory.Memory, src Source, now time.Time) Changes {
 	var c Changes
 	invalid := map[int64]bool{}
-	for _, s := range o.Supersede {
+	for i, s := range o.Supersede {
+		text, ok := c.gate("supersede", fmt.Sprintf("supersede[%d]", i), s.Text, checkSupersede(fmt.Sprintf("supersede[%d]", i), s))
+		if !ok {
+			continue
+		}
 		for _, m := range existing {
 			if m.Kind == supersedeKinds[s.Kind] && live(m, now) && !invalid[m.ID] &&
-				(m.Text == s.Text || memory.Matches(s.Text, m.Text)) {
+				(m.Text == text || memory.Matches(text, m.Text)) {
 				invalid[m.ID] = true
 				c.Invalidate = append(c.Invalidate, Invalidation{ID: m.ID, Reason: SupersedeReason(src), By: -1})
 			}
@@ -93,32 +116,95 @@ func Plan(o Output, existing []memory.Memory, src Source, now time.Time) Changes
 	}
 	c.addEntries(o, existing, invalid, src, now)
 	c.link(existing)
-	c.Handoff = strings.Join(trimAll(o.Handoff), "\n")
-	c.Playbooks = o.Playbooks
-	if len(o.Proposal) > 0 {
-		p := o.Proposal[0]
-		c.Proposal = &p
+	if len(o.Handoff) > 0 {
+		c.Handoff, _ = c.gate("handoff", "handoff", strings.Join(trimAll(o.Handoff), "\n"), checkHandoff(o.Handoff))
+	}
+	c.planPlaybooks(o.Playbooks)
+	for _, p := range o.Proposal {
+		c.planProposal(p)
 	}
 	return c
+}
+
+// gate passes one text that is not a memory through the trust gate once
+// its own check (err) passed: refused on err, held on quarantine, else
+// returned redacted, with the counts kept.
+func (c *Changes) gate(kind, field, text string, err error) (string, bool) {
+	if err != nil {
+		c.Rejected = append(c.Rejected, Rejected{Text: text, Err: err})
+		return "", false
+	}
+	v := trust.Check(text)
+	c.Redacted += v.Redacted
+	if v.Quarantined {
+		c.Quarantined++
+		c.Held = append(c.Held, Held{Kind: kind, Text: v.Text, Reason: field + ": " + v.Reason})
+		return "", false
+	}
+	return v.Text, true
+}
+
+// planPlaybooks keeps the playbooks whose slug and steps pass their checks
+// and the gate, each step redacted; a slug that holds a credential is
+// refused (redacting it would leave no slug).
+func (c *Changes) planPlaybooks(ps []Playbook) {
+	seen := map[string]int{}
+	for i, p := range ps {
+		f := fmt.Sprintf("playbooks[%d]", i)
+		err := checkPlaybook(f, p, seen)
+		if err == nil {
+			seen[p.Slug] = i
+			if v := trust.Check(p.Slug); v.Redacted > 0 || v.Text != p.Slug {
+				err = bad(f+".slug", "holds a credential")
+			}
+		}
+		whole := p.Slug + ": " + strings.Join(p.Steps, "\n")
+		text, ok := c.gate("playbook", f, whole, err)
+		if !ok {
+			continue
+		}
+		_, body, _ := strings.Cut(text, ": ")
+		steps := strings.Split(body, "\n")
+		if len(steps) != len(p.Steps) {
+			// The gate changed the line structure: gate each step alone.
+			steps = steps[:0]
+			for _, st := range p.Steps {
+				steps = append(steps, memory.OneLine(trust.Check(st).Text))
+			}
+		}
+		c.Playbooks = append(c.Playbooks, Playbook{Slug: p.Slug, Steps: steps})
+	}
+}
+
+// planProposal keeps the proposal when it passes its checks and the gate,
+// summary and detail redacted.
+func (c *Changes) planProposal(p Proposal) {
+	text, ok := c.gate("proposal", "proposal", p.Summary+"\n"+p.Detail, checkProposal(p))
+	if !ok {
+		return
+	}
+	summary, detail, _ := strings.Cut(text, "\n")
+	c.Proposal = &Proposal{Summary: strings.TrimSpace(summary), Detail: strings.TrimSpace(detail)}
 }
 
 // live reports a memory that still counts: valid now and not quarantined.
 func live(m memory.Memory, now time.Time) bool { return m.ValidAt(now) && !m.Quarantined }
 
 func (c *Changes) addEntries(o Output, existing []memory.Memory, invalid map[int64]bool, src Source, now time.Time) {
-	sections := []struct {
-		kind    memory.Kind
-		entries []Entry
-	}{{memory.Lesson, o.Lessons}, {memory.Fact, o.Facts}, {memory.Resource, o.Resources}, {memory.Method, o.Methods}}
 	bumped := map[int64]bool{}
-	for _, s := range sections {
-		for _, e := range s.entries {
+	for _, s := range memorySections(o) {
+		for i, e := range s.entries {
+			if err := checkEntry(fmt.Sprintf("%s[%d]", s.name, i), e, s.check); err != nil {
+				c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: err})
+				continue
+			}
 			w := memory.Write{Workspace: src.Workspace, Kind: s.kind, Text: e.Text, Importance: e.Importance,
 				Src: e.Src, SessionID: src.SessionID}
 			m, n, err := memory.New(w, memory.Provenance{Origin: memory.OriginRetro, JobID: src.JobID}, now)
 			switch {
 			case err != nil:
-				c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: err})
+				c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text,
+					Err: fmt.Errorf("%s[%d]: %w", s.name, i, err)})
 				continue
 			case c.added(m):
 				continue
@@ -131,6 +217,9 @@ func (c *Changes) addEntries(o Output, existing []memory.Memory, invalid map[int
 				continue
 			}
 			c.Redacted += n
+			if m.Quarantined {
+				c.Quarantined++
+			}
 			c.Add = append(c.Add, m)
 		}
 	}

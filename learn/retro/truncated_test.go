@@ -37,7 +37,8 @@ func TestParseTruncated(t *testing.T) {
 		{"cut in the first section", cutAt(`"go test failed`), 0, 0, 0, 0, true},
 		{"not an object", `["lessons"`, 0, 0, 0, 0, true},
 		{"complete answer keeps only additive sections", full, 1, 1, 1, 3, false},
-		{"bad complete section", `{"lessons": [{"text": "no arrows here"}], "facts": [`, 0, 0, 0, 0, true},
+		// A bad entry is Plan's to refuse alone; the answer still parses.
+		{"bad entry in a complete section", `{"lessons": [{"text": "no arrows here"}], "facts": [`, 1, 0, 0, 0, false},
 		{"short handoff is still refused", `{"handoff": ["one line"], "facts": [`, 0, 0, 0, 0, true},
 	}
 	for _, tt := range tests {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // renderer holds one render's inputs, prepared once: every entry is checked,
@@ -80,15 +81,17 @@ func sectionOf(k memory.Kind) string {
 	return ""
 }
 
-var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n")
-
 func (r *renderer) prepare(in Input) {
 	if h := strings.TrimSpace(in.Handoff); h != "" {
-		if bad, _ := memory.Quarantine(h); bad {
+		// The handoff is free text: the gate on the whole, then each line
+		// an item of its own, "- " first, like every other entry.
+		if ls, ok := trust.Block(h); !ok {
 			r.blocked++
 		} else {
-			h, _ = memory.Redact(lineEnds.Replace(h))
-			r.handoff = escape(h)
+			for i, l := range ls {
+				ls[i] = "- " + escape(l)
+			}
+			r.handoff = strings.Join(ls, "\n")
 		}
 	}
 	r.prepareProposal(in.Proposals)
@@ -148,10 +151,11 @@ func (r *renderer) prepareProposal(ps []Proposal) {
 	}
 }
 
-// guarded re-checks quarantine at render; a hit hides the entry.
+// guarded runs the render-time gate (trust.Line) on an entry's texts; a
+// text it refuses hides the entry.
 func (r *renderer) guarded(texts ...string) bool {
 	for _, t := range texts {
-		if bad, _ := memory.Quarantine(t); bad {
+		if _, ok := trust.Line(t); !ok {
 			r.blocked++
 			return true
 		}

@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // The wrapper marks the whole text as data, not instructions, and explains
@@ -60,30 +61,50 @@ func title(name string, global bool) string {
 // backslashing would depend on DSH's escape rules and change lengths.)
 var escape = strings.NewReplacer("{", "｛", "}", "｝").Replace
 
-// clean is every entry's text path: one line, credentials redacted (again:
-// a store written by an older mull or by hand may hold one), braces
-// escaped.
+// clean is every entry's text path once guarded let it through: the
+// render-time gate (trust.Line: one line, credentials redacted again,
+// since a store written by an older mull or by hand may hold anything,
+// neutralized), then braces escaped. Every stored text is rendered after
+// a "- " that no fixed line of the renderer starts with, so no stored
+// text can produce a line the renderer itself writes.
 func clean(s string) string {
-	s, _ = memory.Redact(memory.OneLine(s))
-	return escape(s)
+	line, _ := trust.Line(s)
+	return escape(line)
 }
 
-// cut keeps the end of a free-text block, as the seed's cut did (a
-// handoff's latest lines matter most), but within quota with its "…" line
-// counted, at a line boundary when there is one, and at most maxLines lines.
+// cut keeps the end of a free-text block of "- " lines, as the seed's cut
+// did (a handoff's latest lines matter most), but within quota with its
+// "…" line counted, and at most maxLines lines. It keeps whole lines; when
+// not even the last one fits, it keeps that line's start, shortened, so
+// every line it returns still opens with the line's own "- ".
 func cut(s string, quota, maxLines int) string {
-	if ls := strings.Split(s, "\n"); maxLines > 0 && len(ls) > maxLines {
-		s = "…\n" + strings.Join(ls[len(ls)-maxLines+1:], "\n")
+	ls, cutAny := strings.Split(s, "\n"), false
+	if maxLines > 0 && len(ls) > maxLines {
+		ls, cutAny = ls[len(ls)-maxLines+1:], true
 	}
-	r := []rune(s)
-	if quota <= 2 || len(r) <= quota {
-		return s
+	if size := runes(strings.Join(ls, "\n")); quota > 2 && (size > quota || (cutAny && size+2 > quota)) {
+		room, used, keep := quota-2, 0, 0
+		for i := len(ls) - 1; i >= 0; i-- {
+			n := runes(ls[i])
+			if keep > 0 {
+				n++
+			}
+			if used+n > room {
+				break
+			}
+			used, keep = used+n, keep+1
+		}
+		if keep == 0 {
+			ls = []string{shorten(ls[len(ls)-1], room)}
+		} else {
+			ls = ls[len(ls)-keep:]
+		}
+		cutAny = true
 	}
-	tail := string(r[len(r)-quota+2:])
-	if i := strings.IndexByte(tail, '\n'); i >= 0 && i < len(tail)-1 && r[len(r)-quota+1] != '\n' {
-		tail = tail[i+1:]
+	if cutAny {
+		return "…\n" + strings.Join(ls, "\n")
 	}
-	return "…\n" + tail
+	return strings.Join(ls, "\n")
 }
 
 func runes(s string) int { return utf8.RuneCountInString(s) }

@@ -24,7 +24,7 @@ func TestCut(t *testing.T) {
 	}{
 		{"short", 700, 40, "short"},
 		{"line one\nline two\nline three", 16, 0, "…\nline three"}, // whole lines when it can
-		{"aaaaaaaaaaaaaaaaaaaa", 8, 0, "…\naaaaaa"},                // within quota, "…" included
+		{"- aaaaaaaaaaaaaaaaaa", 8, 0, "…\n- aaa…"},                // within quota, "…" included, the line's start kept
 		{"1\n2\n3\n4\n5", 0, 3, "…\n4\n5"},                         // at most maxLines lines
 		{"记录一\n记录二\n记录三", 6, 0, "…\n记录三"},
 	}
