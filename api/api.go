@@ -120,7 +120,9 @@ func (s *Server) admin(h http.HandlerFunc) http.Handler {
 		if s.deps.AdminToken != "" {
 			if !s.isAdmin(r) {
 				if wantsHTML(r) {
-					http.Redirect(w, r, loginPath+"?next="+url.QueryEscape(r.URL.RequestURI()), http.StatusSeeOther)
+					// Slashes read better unescaped and are valid in a query.
+					next := strings.ReplaceAll(url.QueryEscape(r.URL.RequestURI()), "%2F", "/")
+					http.Redirect(w, r, loginPath+"?next="+next, http.StatusSeeOther)
 					return
 				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mull admin"`)

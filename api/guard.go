@@ -65,7 +65,7 @@ func (s *Server) contentTypeProblem(r *http.Request) string {
 		want = "application/x-www-form-urlencoded"
 	}
 	if ct == "" {
-		if r.ContentLength == 0 || form {
+		if r.ContentLength == 0 {
 			return ""
 		}
 		return "a body needs Content-Type: " + want
