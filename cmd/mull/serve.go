@@ -31,7 +31,14 @@ River UI) and work jobs, until SIGINT or SIGTERM.
 
 On shutdown mull stops fetching jobs, lets running ones finish within
 workers.shutdown_grace (default 30s), then cancels the rest (they go back to
-the queue without using up an attempt), closes the database and exits 0. A second signal skips the grace.`,
+the queue without using up an attempt), closes the database and exits 0. A second signal skips the grace.
+
+mull listens on loopback by default. On any other address it needs api_token
+(MULL_API_TOKEN), else it exits 2; http.insecure_listen = true starts anyway
+with a warning. Requests must name a loopback Host or one in
+http.allowed_hosts (else 421), cross-origin browser writes are refused, and
+writes take only Content-Type: application/json. With admin_token set, a
+browser logs in to River UI and the admin routes at /login.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mode := work
