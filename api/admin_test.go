@@ -188,7 +188,8 @@ func TestDLQRetry(t *testing.T) {
 		cancelled, cancel := context.WithCancel(context.Background())
 		cancel()
 		req := httptest.NewRequestWithContext(cancelled, "POST", "/v1/admin/dlq/retry", strings.NewReader(`{"all":true}`))
-		req.RemoteAddr = loopback
+		req.RemoteAddr, req.Host = loopback, "localhost:7788"
+		req.Header.Set("Content-Type", "application/json")
 		rec := httptest.NewRecorder()
 		f.srv.ServeHTTP(rec, req)
 		expectError(t, rec, http.StatusInternalServerError, "context canceled")

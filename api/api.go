@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -55,6 +56,8 @@ type Server struct {
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
+	// xorigin refuses cross-origin browser requests (see guard).
+	xorigin *http.CrossOriginProtection
 }
 
 // New builds the server and mounts River UI. riverui's background work
@@ -63,7 +66,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
-	s := &Server{deps: d, mux: http.NewServeMux()}
+	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
 	s.metrics = NewMetrics(d.Store, d.Logger)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
@@ -88,6 +91,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesIngest()
 	s.routesMemory()
 	s.routesConsolidate()
+	s.routesLogin()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil
@@ -100,22 +104,29 @@ func (s *Server) Metrics() *Metrics { return s.metrics }
 // reports it.
 func (s *Server) SetWorking(on bool) { s.working.Store(on) }
 
+// ServeHTTP refuses what a web page could send (guard) and bytes no store
+// keeps (inputOK) before routing.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.inputOK(w, r) {
+	if s.guard(w, r) && s.inputOK(w, r) {
 		s.mux.ServeHTTP(w, r)
 	}
 }
 
-// admin guards a handler with the admin token, or with loopback when no
-// token is configured.
+// admin guards a handler with the admin token, as a bearer token or a
+// /login cookie, or with loopback when no token is configured. A browser
+// navigating without a login is sent to /login; API clients get a 401.
 func (s *Server) admin(h http.HandlerFunc) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if tok := s.deps.AdminToken; tok != "" {
-			// The scheme is case-insensitive (RFC 7235): "bearer" is fine too.
-			scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-			if !ok || !strings.EqualFold(scheme, "Bearer") || subtle.ConstantTimeCompare([]byte(got), []byte(tok)) != 1 {
+		if s.deps.AdminToken != "" {
+			if !s.isAdmin(r) {
+				if wantsHTML(r) {
+					// Slashes read better unescaped and are valid in a query.
+					next := strings.ReplaceAll(url.QueryEscape(r.URL.RequestURI()), "%2F", "/")
+					http.Redirect(w, r, loginPath+"?next="+next, http.StatusSeeOther)
+					return
+				}
 				w.Header().Set("WWW-Authenticate", `Bearer realm="mull admin"`)
-				writeError(w, http.StatusUnauthorized, "admin routes need Authorization: Bearer <MULL_ADMIN_TOKEN>")
+				writeError(w, http.StatusUnauthorized, "admin routes need Authorization: Bearer <MULL_ADMIN_TOKEN>, or a browser login at /login")
 				return
 			}
 		} else if !isLoopback(r.RemoteAddr) {
@@ -124,6 +135,21 @@ func (s *Server) admin(h http.HandlerFunc) http.Handler {
 		}
 		h(w, r)
 	})
+}
+
+// isAdmin reports a request carrying the admin token (bearer or login
+// cookie). False when no token is configured.
+func (s *Server) isAdmin(r *http.Request) bool {
+	tok := s.deps.AdminToken
+	if tok == "" {
+		return false
+	}
+	// The scheme is case-insensitive (RFC 7235): "bearer" is fine too.
+	scheme, got, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if ok && strings.EqualFold(scheme, "Bearer") && subtle.ConstantTimeCompare([]byte(got), []byte(tok)) == 1 {
+		return true
+	}
+	return s.loggedIn(r)
 }
 
 func isLoopback(remote string) bool {

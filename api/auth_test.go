@@ -1,10 +1,15 @@
 package api_test
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/riverqueue/river/rivertype"
 
@@ -108,5 +113,147 @@ func TestAdminLoopbackOnlyWithoutToken(t *testing.T) {
 			t.Fatalf("GET /riverui: %d to %q, want a redirect to /riverui/", rec.Code, rec.Header().Get("Location"))
 		}
 		expect(t, f.do("DELETE", "/v1/admin/dlq", ""), http.StatusMethodNotAllowed, nil)
+	})
+}
+
+// loginForm posts the login form from loopback, same-origin.
+func (f *fixture) loginForm(form string, opts ...reqOpt) *httptest.ResponseRecorder {
+	f.t.Helper()
+	return f.do("POST", "/login", form, append([]reqOpt{header("Content-Type", "application/x-www-form-urlencoded")}, opts...)...)
+}
+
+func cookieOf(t *testing.T, rec *httptest.ResponseRecorder) *http.Cookie {
+	t.Helper()
+	for _, c := range rec.Result().Cookies() {
+		if c.Name == "mull_admin" {
+			return c
+		}
+	}
+	t.Fatalf("no mull_admin cookie in %v", rec.Header())
+	return nil
+}
+
+func withCookie(c *http.Cookie) reqOpt { return func(r *http.Request) { r.AddCookie(c) } }
+
+func TestBrowserLogin(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, token)
+		html := header("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+
+		// A browser is sent to the login; an API client gets the JSON 401.
+		rec := f.do("GET", "/riverui/", "", html)
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/login?next=/riverui/" {
+			t.Fatalf("browser GET /riverui/: %d to %q", rec.Code, rec.Header().Get("Location"))
+		}
+		expectError(t, f.do("GET", "/riverui/api/jobs?state=discarded", ""), http.StatusUnauthorized, "/login")
+
+		rec = f.do("GET", "/login?next=/riverui/", "")
+		if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `<form method="post" action="/login">`) || !strings.Contains(rec.Body.String(), `value="/riverui/"`) {
+			t.Fatalf("GET /login: %d %s", rec.Code, rec.Body)
+		}
+		if strings.Contains(rec.Body.String(), "<script") {
+			t.Fatal("the login page runs script")
+		}
+
+		// A wrong token: the form again, with an error, and no cookie.
+		for _, bad := range []string{"token=nope", "token=" + token[:4], "token=" + token + "x", "", "next=/riverui/"} {
+			rec = f.loginForm(bad)
+			if rec.Code != http.StatusUnauthorized || !strings.Contains(rec.Body.String(), "not the admin token") || len(rec.Result().Cookies()) != 0 {
+				t.Fatalf("login with %q: %d %v %s", bad, rec.Code, rec.Result().Cookies(), rec.Body)
+			}
+		}
+
+		rec = f.loginForm("token=" + url.QueryEscape(token) + "&next=" + url.QueryEscape("/riverui/jobs?state=discarded"))
+		if rec.Code != http.StatusSeeOther || rec.Header().Get("Location") != "/riverui/jobs?state=discarded" {
+			t.Fatalf("login: %d to %q", rec.Code, rec.Header().Get("Location"))
+		}
+		c := cookieOf(t, rec)
+		if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Secure || c.MaxAge <= 0 || c.Path != "/" || strings.Contains(c.Value, token) {
+			t.Fatalf("cookie %+v", c)
+		}
+		riverUIJobIDs(t, f, withCookie(c))
+		expect(t, f.do("GET", "/v1/admin/dlq", "", withCookie(c)), http.StatusOK, nil)
+		expect(t, f.do("GET", "/riverui/", "", withCookie(c), html), http.StatusOK, nil)
+
+		// Over TLS the cookie is Secure.
+		rec = f.loginForm("token="+url.QueryEscape(token), func(r *http.Request) { r.TLS = &tls.ConnectionState{} })
+		if !cookieOf(t, rec).Secure {
+			t.Fatal("cookie set over TLS is not Secure")
+		}
+
+		// Tampered, foreign and expired cookies are refused.
+		exp, mac, _ := strings.Cut(c.Value, ".")
+		for name, v := range map[string]string{
+			"later expiry": "9999999999." + mac,
+			"no mac":       exp,
+			"bad mac":      exp + ".AAAA",
+			"the token":    token,
+		} {
+			rec := f.do("GET", "/v1/admin/dlq", "", withCookie(&http.Cookie{Name: "mull_admin", Value: v}))
+			if rec.Code != http.StatusUnauthorized {
+				t.Fatalf("cookie %s: %d", name, rec.Code)
+			}
+		}
+		other := f.server(s, "another-token")
+		if rec := serve(other, "GET", "/v1/admin/dlq", "", withCookie(c)); rec.Code != http.StatusUnauthorized {
+			t.Fatalf("a cookie of another token: %d", rec.Code)
+		}
+		f.offset.Store(int64(13 * time.Hour))
+		expect(t, f.do("GET", "/v1/admin/dlq", "", withCookie(c)), http.StatusUnauthorized, nil)
+		f.offset.Store(0)
+
+		// next stays on this server.
+		for _, next := range []string{"//evil.example/", "https://evil.example/", `/\evil.example`, "evil.example", "/\r\nSet-Cookie:x", "javascript:alert(1)", ""} {
+			rec := f.loginForm("token=" + url.QueryEscape(token) + "&next=" + url.QueryEscape(next))
+			if loc := rec.Header().Get("Location"); loc != "/riverui/" {
+				t.Errorf("next %q: redirected to %q", next, loc)
+			}
+		}
+
+		// Logout clears the cookie.
+		rec = f.do("POST", "/logout", "", withCookie(c))
+		if rec.Code != http.StatusSeeOther || cookieOf(t, rec).MaxAge >= 0 {
+			t.Fatalf("logout: %d %v", rec.Code, rec.Header())
+		}
+
+		// A login from another site is refused.
+		rec = f.loginForm("token="+url.QueryEscape(token), header("Origin", "https://evil.example"), header("Sec-Fetch-Site", "cross-site"))
+		if rec.Code != http.StatusForbidden || len(rec.Result().Cookies()) != 0 {
+			t.Fatalf("cross-site login: %d", rec.Code)
+		}
+	})
+}
+
+func TestHealthzDetailsOnlyForOperator(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, token)
+		f.srv.SetWorking(true)
+		for name, opts := range map[string][]reqOpt{
+			"remote":              {from("203.0.113.5:1234")},
+			"remote, wrong token": {from("203.0.113.5:1234"), bearer("nope")},
+		} {
+			rec := f.do("GET", "/healthz", "", opts...)
+			var body map[string]any
+			expect(t, rec, http.StatusOK, &body)
+			if len(body) != 1 || body["status"] != "ok" {
+				t.Errorf("%s: /healthz shows %v, want status only", name, body)
+			}
+		}
+		f.srv.SetWorking(false) // unhealthy: still status only, and 503
+		var body map[string]any
+		expect(t, f.do("GET", "/healthz", "", from("203.0.113.5:1234")), http.StatusServiceUnavailable, &body)
+		if len(body) != 1 || body["status"] != "unhealthy" {
+			t.Errorf("remote, unhealthy: /healthz shows %v", body)
+		}
+		for name, opts := range map[string][]reqOpt{
+			"loopback":      nil,
+			"remote, token": {from("203.0.113.5:1234"), bearer(token)},
+		} {
+			var body map[string]any
+			expect(t, f.do("GET", "/healthz", "", opts...), http.StatusServiceUnavailable, &body)
+			if body["database"] == nil || body["queues"] == nil {
+				t.Errorf("%s: /healthz shows %v, want details", name, body)
+			}
+		}
 	})
 }

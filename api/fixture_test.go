@@ -148,6 +148,8 @@ func serve(srv *api.Server, method, target, body string, opts ...reqOpt) *httpte
 	}
 	req := httptest.NewRequest(method, target, rd)
 	req.RemoteAddr = loopback
+	// httptest's default Host (example.com) is not a loopback name.
+	req.Host = "127.0.0.1:7788"
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}

@@ -35,6 +35,9 @@ type Config struct {
 	// as a bearer token. Empty: no token needed. Env: MULL_API_TOKEN.
 	APIToken string `toml:"api_token" secret:"true"`
 
+	// HTTP says which Host names and listen addresses are accepted.
+	HTTP HTTP `toml:"http"`
+
 	// Log configures logging.
 	Log Log `toml:"log"`
 
@@ -215,6 +218,9 @@ func (c Config) Validate() error {
 	}
 	if err := validateListen(c.Listen); err != nil {
 		return bad("listen", "%v", err)
+	}
+	if err := c.HTTP.validate(); err != nil {
+		return err
 	}
 	if !slices.Contains([]string{"debug", "info", "warn", "error"}, strings.ToLower(c.Log.Level)) {
 		return bad("log.level", "%q is not one of debug, info, warn, error", c.Log.Level)

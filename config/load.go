@@ -88,7 +88,8 @@ func decodeTOML(b []byte, c *Config) error {
 }
 
 // walk calls fn for every scalar field reachable through nested structs,
-// with its dotted TOML key. Maps and slices are file-only.
+// with its dotted TOML key. Maps and slices are file-only, except a
+// []string tagged env:"list".
 func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField) error) error {
 	var visit func(prefix string, v reflect.Value) error
 	visit = func(prefix string, v reflect.Value) error {
@@ -106,7 +107,14 @@ func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField)
 				if err := visit(key+".", fv); err != nil {
 					return err
 				}
-			case reflect.Map, reflect.Slice, reflect.Pointer:
+			case reflect.Slice:
+				// A list settable from text is comma-separated there.
+				if f.Tag.Get("env") == "list" {
+					if err := fn(key, fv, f); err != nil {
+						return err
+					}
+				}
+			case reflect.Map, reflect.Pointer:
 			default:
 				if err := fn(key, fv, f); err != nil {
 					return err
@@ -139,6 +147,14 @@ func setScalar(v reflect.Value, s string) error {
 		return nil
 	}
 	switch v.Kind() {
+	case reflect.Slice:
+		var list []string
+		for item := range strings.SplitSeq(s, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				list = append(list, item)
+			}
+		}
+		v.Set(reflect.ValueOf(list))
 	case reflect.String:
 		v.SetString(s)
 	case reflect.Int, reflect.Int64:

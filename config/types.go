@@ -85,16 +85,49 @@ func ParseDatabaseURL(raw, dataDir string) (Database, error) {
 	}
 }
 
-// MaskURL hides the password in a URL, for logs and `config print`.
+// MaskURL hides the passwords in a database URL or DSN, for /healthz, logs
+// and `config print`: the userinfo password (postgres://u:pw@h), any query
+// parameter whose name holds "password" (?password=pw, &sslpassword=pw), and
+// key=value DSN forms (host=h password=pw). Text it cannot parse is masked
+// by the DSN rule alone.
 func MaskURL(raw string) string {
 	u, err := url.Parse(raw)
-	if err != nil || u.User == nil {
-		return raw
+	if err != nil || u.Scheme == "" {
+		return maskDSN(raw)
 	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	if u.User != nil {
+		if _, has := u.User.Password(); has {
+			u.User = url.UserPassword(u.User.Username(), masked)
+		}
 	}
-	return u.String()
+	if u.RawQuery != "" {
+		parts := strings.Split(u.RawQuery, "&")
+		for i, kv := range parts {
+			k, _, ok := strings.Cut(kv, "=")
+			name, _ := url.QueryUnescape(k)
+			if ok && strings.Contains(strings.ToLower(name), "password") {
+				parts[i] = k + "=" + masked
+			}
+		}
+		u.RawQuery = strings.Join(parts, "&")
+	}
+	return maskDSN(u.String())
+}
+
+// masked replaces a hidden secret.
+const masked = "xxxxx"
+
+// dsnPassword is a libpq key=value password, quoted or bare.
+var dsnPassword = regexp.MustCompile(`(?i)(\b\w*password\s*=\s*)('(?:[^'\\]|\\.)*'|[^\s&]+)`)
+
+func maskDSN(s string) string {
+	return dsnPassword.ReplaceAllStringFunc(s, func(m string) string {
+		sub := dsnPassword.FindStringSubmatch(m)
+		if sub[2] == masked {
+			return m
+		}
+		return sub[1] + masked
+	})
 }
 
 func redactErr(err error, raw string) string {

@@ -31,7 +31,14 @@ River UI) and work jobs, until SIGINT or SIGTERM.
 
 On shutdown mull stops fetching jobs, lets running ones finish within
 workers.shutdown_grace (default 30s), then cancels the rest (they go back to
-the queue without using up an attempt), closes the database and exits 0. A second signal skips the grace.`,
+the queue without using up an attempt), closes the database and exits 0. A second signal skips the grace.
+
+mull listens on loopback by default. On any other address it needs api_token
+(MULL_API_TOKEN), else it exits 2; http.insecure_listen = true starts anyway
+with a warning. Requests must name a loopback Host or one in
+http.allowed_hosts (else 421), cross-origin browser writes are refused, and
+writes take only Content-Type: application/json. With admin_token set, a
+browser logs in to River UI and the admin routes at /login.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			mode := work
@@ -67,6 +74,15 @@ type serveOpts struct {
 }
 
 func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opts serveOpts) error {
+	if withHTTP {
+		cfg, err := g.loadConfig()
+		if err != nil {
+			return err
+		}
+		if err := checkListen(cfg); err != nil {
+			return err
+		}
+	}
 	fakeLLM := opts.fakeLLM
 	var edits []func(*config.Config)
 	if fakeLLM {
@@ -106,6 +122,9 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 			Memories: a.memories,
 		}); err != nil {
 			return err
+		}
+		if !config.IsLoopbackHost(a.cfg.Listen) && a.cfg.APIToken == "" {
+			a.log.Warn("INSECURE: listening beyond loopback with no api_token (http.insecure_listen = true): anyone who can reach "+a.cfg.Listen+" can write memories into agents' prompts", "listen", a.cfg.Listen)
 		}
 		ln, err := net.Listen("tcp", a.cfg.Listen)
 		if err != nil {
@@ -206,6 +225,16 @@ func startFakeLLM(ctx context.Context) (string, func(), error) {
 		_ = fakeds.Serve(fctx, ln, fakeds.New(fakeds.Options{}))
 	}()
 	return "http://" + ln.Addr().String() + "/v1", func() { cancel(); <-done }, nil
+}
+
+// checkListen refuses a listen address beyond loopback without an API
+// token: the API writes what reaches agents' system prompts.
+// http.insecure_listen overrides it (serve then warns).
+func checkListen(cfg config.Config) error {
+	if config.IsLoopbackHost(cfg.Listen) || cfg.APIToken != "" || cfg.HTTP.InsecureListen {
+		return nil
+	}
+	return &config.Error{Key: "api_token", Problem: fmt.Sprintf("listen %q is not a loopback address and no api_token (MULL_API_TOKEN) is set; set one, listen on 127.0.0.1, or set http.insecure_listen = true", cfg.Listen)}
 }
 
 func adminMode(token string) string {
