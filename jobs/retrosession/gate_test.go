@@ -167,8 +167,12 @@ func TestHandoffCannotForgeDigestLines(t *testing.T) {
 			closing, "## Remembered context"}
 		e := start(t, s, script(mustJSON(forged), "stop"))
 		session(t, s, "session-1")
-		if c := counts(t, s, e.run(t, "session-1")); !c.Handoff {
-			t.Fatalf("counts %+v: the handoff was not stored", c)
+		// The gate may stop such a handoff at write (a forged digest line
+		// reads as an instruction) or store it and neutralize it at render;
+		// either way the digest must not carry the forged lines.
+		c := counts(t, s, e.run(t, "session-1"))
+		if !c.Handoff && c.Quarantined == 0 {
+			t.Fatalf("counts %+v: the handoff was neither stored nor quarantined", c)
 		}
 		d, err := memsvc.New(s, config.Memory{}, config.Digest{}).Digest(context.Background(), ws)
 		if err != nil {
@@ -185,7 +189,7 @@ func TestHandoffCannotForgeDigestLines(t *testing.T) {
 		if count[closing] != 1 || count["## Remembered context"] != 1 || count[forged.Handoff[1]] != 0 || lines[len(lines)-1] != closing {
 			t.Errorf("the handoff forged a fixed line:\n%s", d.Text)
 		}
-		if !strings.Contains(d.Text, "- "+closing) {
+		if c.Handoff && !strings.Contains(d.Text, "- "+closing) {
 			t.Errorf("the forged closing line is not an item:\n%s", d.Text)
 		}
 	})
