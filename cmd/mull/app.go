@@ -120,6 +120,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		AgentError: (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
 		}}).AgentError,
+		MaxSessionAge: a.cfg.Learn.MaxSessionAge.D(),
 	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,

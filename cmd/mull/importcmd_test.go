@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/mullhq/mull/learn/history"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -37,6 +39,57 @@ func TestImportDSHTwice(t *testing.T) {
 			code, out, _ = mull(t, ctx, append(base, "sessions", "list", "--workspace", "/home/dev/weather-cli")...)
 			if code != 0 || !strings.Contains(out, "error=1") || !strings.Contains(out, "tool_result=2") {
 				t.Fatalf("sessions list: %d\n%s", code, out)
+			}
+		})
+	}
+}
+
+// Importing an existing DSH history stores it and starts nothing: no
+// error retro at import, and the idle sweep of the next serve closes the
+// imported sessions as history instead of paying a retro for each.
+func TestImportDSHStartsNoLLMJob(t *testing.T) {
+	home := filepath.Join("..", "..", "..", "shared", "fixtures", "dsh", "home")
+	if _, err := os.Stat(home); err != nil {
+		t.Skipf("fixtures not found beside the checkout: %v", err)
+	}
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			url := dbURL(storetest.Database(t, dialect))
+			ctx := context.Background()
+			base := []string{"--database-url", url}
+			if code, out, errOut := mull(t, ctx, append(base, "migrate")...); code != 0 {
+				t.Fatalf("migrate: %d %s%s", code, out, errOut)
+			}
+			if code, out, errOut := mull(t, ctx, append(base, "import", "dsh", "--dsh-home", home)...); code != 0 || !strings.Contains(out, "41 stored") {
+				t.Fatalf("import: %d\n%s%s", code, out, errOut)
+			}
+			g := &globals{databaseURL: url, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
+			a, err := g.open(ctx, work)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.close()
+			n, err := a.ingest.EndIdle(ctx, a.cfg.Ingest.IdleTimeout.D())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sessions, err := a.store.ListSessions(ctx, store.SessionFilter{})
+			if err != nil || len(sessions) != 4 {
+				t.Fatalf("sessions: %d, %v", len(sessions), err)
+			}
+			for _, s := range sessions {
+				if s.Status == store.SessionOpen || (s.Status == store.SessionIdle && s.EndReason != history.Reason) {
+					t.Errorf("session %s after the idle sweep: %s (%s)", s.ID, s.Status, s.EndReason)
+				}
+			}
+			counts, err := a.store.JobCounts(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range counts {
+				if c.Queue == "llm" || strings.HasPrefix(c.Kind, "retro") || strings.HasPrefix(c.Kind, "consolidate") {
+					t.Errorf("import then idle sweep (%d sessions closed) enqueued %d %s jobs on %s (%s)", n, c.N, c.Kind, c.Queue, c.State)
+				}
 			}
 		})
 	}
