@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"net/http"
 	"net/http/httptest"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/llm"
@@ -68,6 +71,9 @@ func TestNoKeyPausesLLMQueue(t *testing.T) {
 			if n := len(fake.Requests()); n != 0 {
 				t.Fatalf("%d requests reached DeepSeek without a key", n)
 			}
+			if code, h := healthz(t, ctx, a); code != http.StatusOK || h["llm"] != "paused: no key" {
+				t.Fatalf("/healthz without a key: %d %v", code, h)
+			}
 			stopWorking(t, a)
 
 			// With the key: resumed at start, and the retro runs.
@@ -79,12 +85,35 @@ func TestNoKeyPausesLLMQueue(t *testing.T) {
 				t.Fatalf("llm queue with a key: %+v, %v", q, err)
 			}
 			waitCompleted(t, ctx, events2, retro.Job.ID)
+			if code, h := healthz(t, ctx, b); code != http.StatusOK || h["llm"] != "ok" {
+				t.Fatalf("/healthz with a key: %d %v", code, h)
+			}
 			stopWorking(t, b)
 			if len(fake.Requests()) == 0 {
 				t.Fatal("the retro completed without calling DeepSeek")
 			}
 		})
 	}
+}
+
+// healthz asks the app's API for /healthz from loopback.
+func healthz(t *testing.T, ctx context.Context, a *app) (int, map[string]any) {
+	t.Helper()
+	srv, err := api.New(ctx, api.Deps{Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log,
+		Budget: a.ledger, Config: a.cfg, Ingest: a.ingest, Memories: a.memories})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetWorking(true)
+	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	req.RemoteAddr = "127.0.0.1:5555"
+	w := httptest.NewRecorder()
+	srv.ServeHTTP(w, req)
+	var h map[string]any
+	if err := json.Unmarshal(w.Body.Bytes(), &h); err != nil {
+		t.Fatalf("/healthz: %v: %s", err, w.Body.String())
+	}
+	return w.Code, h
 }
 
 // openWorking opens the app as serve does and starts its workers.
