@@ -4,6 +4,8 @@ import (
 	"context"
 	"net/http"
 	"time"
+
+	"github.com/mullhq/mull/llm"
 )
 
 // health is the /healthz body.
@@ -14,6 +16,9 @@ type health struct {
 	Workers    check  `json:"workers"`
 	// Queues maps queue → state → job count.
 	Queues map[string]map[string]int64 `json:"queues"`
+	// LLM is "ok", "paused: no key" (no DEEPSEEK_API_KEY: the llm queue
+	// waits, healthy) or "paused: REASON" (a 402, an operator).
+	LLM string `json:"llm"`
 }
 
 type check struct {
@@ -56,6 +61,7 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 			h.Queues[c.Queue][c.State] += c.N
 		}
 	}
+	h.LLM = s.llmState(ctx)
 	status := http.StatusOK
 	if !h.Database.OK || !h.Migrations.OK || !h.Workers.OK {
 		h.Status, status = "unhealthy", http.StatusServiceUnavailable
@@ -68,4 +74,23 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, status, h)
+}
+
+// llmState says whether LLM jobs can run: not without an API key, nor while
+// the llm queue is paused.
+func (s *Server) llmState(ctx context.Context) string {
+	if s.deps.Config.LLM.APIKey == "" {
+		return "paused: no key"
+	}
+	if s.deps.Client == nil {
+		return "ok"
+	}
+	q, err := s.deps.Client.QueueGet(ctx, "llm")
+	if err != nil || q.PausedAt == nil {
+		return "ok"
+	}
+	if r := llm.PausedReason(q); r != "" {
+		return "paused: " + r
+	}
+	return "paused"
 }

@@ -72,6 +72,9 @@ type Config struct {
 	// Digest configures the memory section DSH injects.
 	Digest Digest `toml:"digest"`
 
+	// Learn says which sessions mull learns from on its own.
+	Learn Learn `toml:"learn"`
+
 	// Retro configures the retrospectives of sessions and errors.
 	Retro Retro `toml:"retro"`
 
@@ -187,6 +190,7 @@ func (c Config) WithDefaults() Config {
 	c.DSH = c.DSH.withDefaults()
 	c.Memory = c.Memory.withDefaults()
 	c.Digest = c.Digest.withDefaults()
+	c.Learn = c.Learn.withDefaults()
 	c.Retro = c.Retro.withDefaults()
 	c.Consolidate = c.Consolidate.withDefaults()
 	for i := range c.Cron {
@@ -248,7 +252,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate, c.Retro.validate, c.Consolidate.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate} {
 		if err := v(); err != nil {
 			return err
 		}

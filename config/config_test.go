@@ -37,6 +37,38 @@ func TestDefaults(t *testing.T) {
 	}
 }
 
+// The spending guards of issue 9 are on by default, and the environment
+// sets them.
+func TestSpendDefaults(t *testing.T) {
+	c, err := config.Load(config.Source{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Learn.MaxSessionAge.D() != 24*time.Hour || c.LLM.MaxRetryAfter.D() != time.Hour || c.LLM.MaxSnoozes != 12 {
+		t.Fatalf("defaults: learn %+v, max_retry_after %s, max_snoozes %d", c.Learn, c.LLM.MaxRetryAfter, c.LLM.MaxSnoozes)
+	}
+	if c.Budget.Global != 2_000_000 || c.Budget.Limits["global"].Tokens != 2_000_000 || c.Budget.Limits["workspace:*"].Tokens != 400_000 {
+		t.Fatalf("budget defaults: %+v", c.Budget)
+	}
+	c, err = config.Load(config.Source{Environ: []string{"MULL_LEARN_MAX_SESSION_AGE=2h", "MULL_BUDGET_GLOBAL=1000",
+		"MULL_LLM_MAX_RETRY_AFTER=5m", "MULL_LLM_MAX_SNOOZES=3"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Learn.MaxSessionAge.D() != 2*time.Hour || c.Budget.Limits["global"].Tokens != 1000 ||
+		c.LLM.MaxRetryAfter.D() != 5*time.Minute || c.LLM.MaxSnoozes != 3 {
+		t.Fatalf("from the environment: %+v %+v %s %d", c.Learn, c.Budget, c.LLM.MaxRetryAfter, c.LLM.MaxSnoozes)
+	}
+	// A "global" limit of its own wins over budget.global.
+	c, err = config.Load(config.Source{File: write(t, "[budget]\nglobal = 1000\n[budget.limits]\n\"global\" = { usd = 2.0 }\n")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := c.Budget.Limits["global"]; g.Tokens != 0 || g.USD != 2 {
+		t.Fatalf("explicit global limit: %+v", g)
+	}
+}
+
 func TestPrecedence(t *testing.T) {
 	file := write(t, `
 listen = "127.0.0.1:1111"
@@ -105,6 +137,12 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad consolidate schedule", "[consolidate]\nschedule = \"nightly\"\n", nil, "consolidate.schedule", "cannot parse"},
 		{"bad consolidate chunk", "", []string{"MULL_CONSOLIDATE_CHUNK_CHARS=10"}, "consolidate.chunk_chars", "between 1000"},
 		{"toml syntax", "listen = \n", nil, "config", "line 1"},
+		{"session age under a minute", "", []string{"MULL_LEARN_MAX_SESSION_AGE=30s"}, "learn.max_session_age", "at least 1m"},
+		{"negative session age", "[learn]\nmax_session_age = \"-1h\"\n", nil, "learn.max_session_age", "at least 1m"},
+		{"negative global budget", "", []string{"MULL_BUDGET_GLOBAL=-5"}, "budget.global", "negative"},
+		{"retry-after cap too long", "", []string{"MULL_LLM_MAX_RETRY_AFTER=48h"}, "llm.max_retry_after", "between 1s and 24h"},
+		{"too many snoozes", "[llm]\nmax_snoozes = 5000\n", nil, "llm.max_snoozes", "between 1 and 1000"},
+		{"negative snoozes env", "", []string{"MULL_LLM_MAX_SNOOZES=-1"}, "llm.max_snoozes", "between 1 and 1000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

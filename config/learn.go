@@ -5,6 +5,27 @@ import (
 	"time"
 )
 
+// Learn says which sessions mull learns from on its own.
+type Learn struct {
+	// MaxSessionAge: a session whose last event is older is history, as is
+	// one mull only imported from DSH's logs: no automatic retro, error
+	// retro or consolidation trigger for it (`mull import dsh --learn`
+	// asks for them). Defaults to 24h. Env: MULL_LEARN_MAX_SESSION_AGE.
+	MaxSessionAge Duration `toml:"max_session_age"`
+}
+
+func (l Learn) withDefaults() Learn {
+	l.MaxSessionAge = cmp.Or(l.MaxSessionAge, Duration(24*time.Hour))
+	return l
+}
+
+func (l Learn) validate() error {
+	if l.MaxSessionAge < Duration(time.Minute) {
+		return bad("learn.max_session_age", "must be at least 1m, got %s", l.MaxSessionAge)
+	}
+	return nil
+}
+
 // Retro configures the retrospectives (retro_session, retro_error). Their
 // attempts and backoff are the job kinds' own: [jobs.retro_session] and
 // [jobs.retro_error] override the seed's 5 attempts 30 minutes apart.

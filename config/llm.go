@@ -37,6 +37,13 @@ type LLM struct {
 	PeakZone string `toml:"peak_zone"`
 	// PeakWeekdaysOnly: weekends are off-peak all day. Defaults to true.
 	PeakWeekdaysOnly *bool `toml:"peak_weekdays_only"`
+	// MaxRetryAfter caps how long a job waits for a 429's Retry-After.
+	// Defaults to 1h; at most 24h. Env: MULL_LLM_MAX_RETRY_AFTER.
+	MaxRetryAfter Duration `toml:"max_retry_after"`
+	// MaxSnoozes: a job rate-limited (429) this many times goes to the dead
+	// letters with the reason "rate-limited N times". Defaults to 12.
+	// Env: MULL_LLM_MAX_SNOOZES.
+	MaxSnoozes int `toml:"max_snoozes"`
 }
 
 // Model is how one job kind calls the model. Zero fields inherit.
@@ -72,8 +79,12 @@ type Budget struct {
 	// "kind:<job kind>", or "workspace:*" for every workspace that has no
 	// limit of its own. `mull budget set` overrides them at runtime.
 	// Defaults to {"workspace:*" = 400000 tokens}, the seed's per-workspace
-	// daily budget.
+	// daily budget, and "global" = Global.
 	Limits map[string]Limit `toml:"limits"`
+	// Global is the default daily token cap of all calls together, the
+	// "global" key's limit unless [budget.limits] sets that key. Defaults
+	// to 2000000. Env: MULL_BUDGET_GLOBAL.
+	Global int64 `toml:"global"`
 }
 
 // Limit is one key's daily limit.
@@ -128,6 +139,8 @@ func (l LLM) withDefaults() LLM {
 	if l.PeakWeekdaysOnly == nil {
 		l.PeakWeekdaysOnly = boolPtr(true)
 	}
+	l.MaxRetryAfter = cmp.Or(l.MaxRetryAfter, Duration(time.Hour))
+	l.MaxSnoozes = cmp.Or(l.MaxSnoozes, 12)
 	return l
 }
 
@@ -153,6 +166,12 @@ func (l LLM) validate() error {
 	}
 	if l.CallTimeout <= 0 {
 		return bad("llm.call_timeout", "must be positive, got %s", l.CallTimeout)
+	}
+	if l.MaxRetryAfter < Duration(time.Second) || l.MaxRetryAfter > Duration(24*time.Hour) {
+		return bad("llm.max_retry_after", "must be between 1s and 24h, got %s", l.MaxRetryAfter)
+	}
+	if l.MaxSnoozes < 1 || l.MaxSnoozes > 1000 {
+		return bad("llm.max_snoozes", "must be between 1 and 1000, got %d", l.MaxSnoozes)
 	}
 	if err := l.Default.validate("llm.default"); err != nil {
 		return err
@@ -229,12 +248,20 @@ func (b Budget) withDefaults() Budget {
 	if b.Limits == nil {
 		b.Limits = map[string]Limit{"workspace:*": {Tokens: 400_000}}
 	}
+	b.Global = cmp.Or(b.Global, 2_000_000)
+	if _, ok := b.Limits["global"]; !ok && b.Global > 0 {
+		b.Limits = maps.Clone(b.Limits)
+		b.Limits["global"] = Limit{Tokens: b.Global}
+	}
 	return b
 }
 
 func (b Budget) validate() error {
 	if _, err := time.LoadLocation(b.Zone); err != nil {
 		return bad("budget.zone", "unknown time zone %q", b.Zone)
+	}
+	if b.Global < 0 {
+		return bad("budget.global", "must not be negative, got %d", b.Global)
 	}
 	for _, k := range slices.Sorted(maps.Keys(b.Limits)) {
 		if err := ValidateBudgetKey(k); err != nil {

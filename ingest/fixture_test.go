@@ -87,6 +87,12 @@ type hooked struct {
 
 func newHooked(t *testing.T, s *store.Store) *hooked {
 	t.Helper()
+	return newHookedAge(t, s, 0)
+}
+
+// newHookedAge is newHooked with Hooks.MaxSessionAge set.
+func newHookedAge(t *testing.T, s *store.Store, maxAge time.Duration) *hooked {
+	t.Helper()
 	h := &hooked{}
 	reg := engine.NewRegistry(nil)
 	engine.Add(reg, engine.Spec{Kind: "ingest_test_hook"}, &hookWorker{})
@@ -106,6 +112,7 @@ func newHooked(t *testing.T, s *store.Store) *hooked {
 			h.errors.Add(1)
 			return nil
 		},
+		MaxSessionAge: maxAge,
 	})
 	h.svc.UseClient(h.client)
 	return h

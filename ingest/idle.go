@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"time"
+
+	"github.com/mullhq/mull/learn/history"
 )
 
 // idlePage is how many idle candidates EndIdle reads at a time.
@@ -16,6 +18,10 @@ const idlePage = 100
 // (the error is returned and the session_idle job retries). It returns how
 // many sessions it ended. A batch that brings the session a newer event
 // first wins: the session stays open.
+//
+// A session that is history (history.Live: only imported, or its last
+// event older than Hooks.MaxSessionAge) is marked idle with the end reason
+// "historical" and runs no hook: nothing learns from it unasked.
 func (s *Service) EndIdle(ctx context.Context, idle time.Duration) (int, error) {
 	if idle <= 0 {
 		return 0, fmt.Errorf("ingest: idle timeout must be positive, got %s", idle)
@@ -35,6 +41,15 @@ func (s *Service) EndIdle(ctx context.Context, idle time.Duration) (int, error) 
 					return err
 				}
 				n++
+				pushed, err := s.store.SessionPushed(ctx, tx, id)
+				if err != nil {
+					return err
+				}
+				if live, _ := history.Live(history.Facts{Pushed: pushed, LastEventAt: sess.LastEventAt,
+					Now: s.store.Now(), MaxAge: s.hooks.MaxSessionAge}); !live {
+					sess.EndReason = history.Reason
+					return s.store.SaveSession(ctx, tx, &sess)
+				}
 				return s.sessionEnded(ctx, tx, sess)
 			})
 			if err != nil {

@@ -18,9 +18,11 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/learn/history"
 	"github.com/mullhq/mull/store"
 )
 
@@ -38,6 +40,9 @@ type Hooks struct {
 	// AgentError runs for each newly stored error event, in batch order,
 	// after its session is saved and before SessionEnded.
 	AgentError func(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error
+	// MaxSessionAge is learn.max_session_age: a session whose last event
+	// is older runs no hook (see learn/history). Zero: no age limit.
+	MaxSessionAge time.Duration
 }
 
 // Service stores event batches. Build one in main and share it between the
@@ -79,6 +84,12 @@ type Result struct {
 // events.ValidateBatch (callers answer 400 with it) and stores nothing.
 // source is store.SourcePush or store.SourceImport. The caller's slice is
 // not changed.
+//
+// Hooks run only for live sessions (history.Live): ones with an event the
+// bridge plugin pushed, whose last event is not older than
+// Hooks.MaxSessionAge. An import of sessions mull never had pushed stores
+// history and starts nothing; a pushed session whose end the import
+// happened to store first still learns.
 func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source string) (Result, error) {
 	if source != store.SourcePush && source != store.SourceImport {
 		return Result{}, fmt.Errorf("ingest: source %q is not %s or %s", source, store.SourcePush, store.SourceImport)
@@ -91,7 +102,7 @@ func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source 
 	bySession := groupBySession(unique)
 	res := Result{Sessions: sortedKeys(bySession)}
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
-		inserted, ended, err := s.writeBatch(ctx, tx, unique, bySession, res.Sessions, source)
+		inserted, ended, touched, err := s.writeBatch(ctx, tx, unique, bySession, res.Sessions, source)
 		if err != nil {
 			return err
 		}
@@ -100,6 +111,12 @@ func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source 
 			res.Ended = append(res.Ended, sess.ID)
 		}
 		stored := slices.DeleteFunc(slices.Clone(unique), func(e events.Event) bool { return !inserted[e.ID] })
+		live, err := s.liveSessions(ctx, tx, touched, stored, ended, source)
+		if err != nil {
+			return err
+		}
+		stored = slices.DeleteFunc(stored, func(e events.Event) bool { return !live[e.SessionID] })
+		ended = slices.DeleteFunc(ended, func(sess store.Session) bool { return !live[sess.ID] })
 		return s.runHooks(ctx, tx, stored, ended)
 	})
 	if err != nil {
@@ -111,10 +128,10 @@ func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source 
 
 // writeBatch does the writes of one batch: lock its sessions (sorted, so two
 // batches never wait on each other in a cycle), insert the events, fold the
-// newly stored ones into their sessions. It returns the ids it stored and
-// the sessions the batch ended.
+// newly stored ones into their sessions. It returns the ids it stored, the
+// sessions the batch ended and every session it saved, by id.
 func (s *Service) writeBatch(ctx context.Context, tx *sql.Tx, unique []events.Event, bySession map[string][]events.Event,
-	ids []string, source string) (map[string]bool, []store.Session, error) {
+	ids []string, source string) (map[string]bool, []store.Session, map[string]store.Session, error) {
 	type locked struct {
 		sess    store.Session
 		created bool
@@ -124,35 +141,64 @@ func (s *Service) writeBatch(ctx context.Context, tx *sql.Tx, unique []events.Ev
 		evs := bySession[id]
 		sess, created, err := s.store.LockSession(ctx, tx, id, evs[0].Workspace, earliest(evs))
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		sessions[id] = locked{sess, created}
 	}
 	inserted, err := s.store.InsertEvents(ctx, tx, rows(unique, source))
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var ended []store.Session
+	touched := make(map[string]store.Session, len(ids))
 	for _, id := range ids {
 		l := sessions[id]
 		fresh := slices.DeleteFunc(slices.Clone(bySession[id]), func(e events.Event) bool { return !inserted[e.ID] })
 		if len(fresh) == 0 {
 			if l.created { // its events all belong to other sessions
 				if err := s.store.DeleteEmptySession(ctx, tx, id); err != nil {
-					return nil, nil, err
+					return nil, nil, nil, err
 				}
 			}
 			continue
 		}
 		endedNow := apply(&l.sess, l.created, fresh)
 		if err := s.store.SaveSession(ctx, tx, &l.sess); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
+		touched[id] = l.sess
 		if endedNow {
 			ended = append(ended, l.sess)
 		}
 	}
-	return inserted, ended, nil
+	return inserted, ended, touched, nil
+}
+
+// liveSessions says which sessions with a hook to run are live.
+func (s *Service) liveSessions(ctx context.Context, tx *sql.Tx, touched map[string]store.Session,
+	stored []events.Event, ended []store.Session, source string) (map[string]bool, error) {
+	need := map[string]bool{}
+	for _, sess := range ended {
+		need[sess.ID] = true
+	}
+	for _, e := range stored {
+		if e.Type == events.Error {
+			need[e.SessionID] = true
+		}
+	}
+	live := make(map[string]bool, len(need))
+	now := s.store.Now()
+	for id := range need {
+		pushed := source == store.SourcePush
+		if !pushed {
+			var err error
+			if pushed, err = s.store.SessionPushed(ctx, tx, id); err != nil {
+				return nil, err
+			}
+		}
+		live[id], _ = history.Live(history.Facts{Pushed: pushed, LastEventAt: touched[id].LastEventAt, Now: now, MaxAge: s.hooks.MaxSessionAge})
+	}
+	return live, nil
 }
 
 func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Event, ended []store.Session) error {

@@ -141,7 +141,13 @@ func (c *Client) Hold() time.Duration { return c.cfg.CallTimeout.D() + time.Minu
 // with an absolute deadline, read usage, settle, finish the record. A call
 // whose output is blank or truncated is an error (Retryable) even though it
 // spent tokens, which are settled.
+//
+// Without an API key nothing is sent: the error is a Pause (ReasonNoKey),
+// so the job's queue pauses and the job waits without using an attempt.
 func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
+	if c.cfg.APIKey == "" {
+		return Result{}, newErr(Pause, ReasonNoKey, errors.New(NoKeyReason+" (or llm.api_key) set; nothing was sent"))
+	}
 	m := c.cfg.ForKind(call.Kind)
 	start := c.now()
 	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start}
@@ -155,6 +161,12 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 		var e *Error
 		errors.As(err, &e)
 		rec.Outcome, rec.ErrorReason, rec.Error = string(e.Class), e.Reason, truncate(err.Error(), 1000)
+		if e.RetryAfter > 0 {
+			if limit := c.cfg.MaxRetryAfter.D(); limit > 0 && e.RetryAfter > limit {
+				e.RetryAfter = limit
+			}
+			e.MaxSnoozes = c.cfg.MaxSnoozes
+		}
 	}
 	c.finish(ctx, rec)
 	res.Usage, res.CostNanoUSD, res.Latency, res.Model = usage, rec.CostNanoUSD, time.Duration(rec.LatencyMS)*time.Millisecond, m.Model

@@ -241,7 +241,7 @@ func TestBudgetRefusals(t *testing.T) {
 		fake := fakeds.New(fakeds.Options{})
 		srv := httptest.NewServer(fake)
 		cfg := config.Default().LLM
-		cfg.BaseURL = srv.URL
+		cfg.BaseURL, cfg.APIKey = srv.URL, "sk-test"
 		rec := &recorder{}
 		c := llm.New(llm.Options{Config: cfg, Ledger: fullLedger{impossible}, Calls: rec, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		_, err := c.Complete(context.Background(), probeCall("x"))
@@ -333,5 +333,31 @@ func TestRecordWhenStartFails(t *testing.T) {
 	if len(fake.Requests()) != 1 || rec.starts != 1 || len(rec.calls) != 1 || rec.calls[0].Outcome != "ok" ||
 		rec.calls[0].PromptTokens != res.Usage.PromptTokens || rec.calls[0].Kind != "llm_probe" {
 		t.Fatalf("%d requests, %d starts, records %+v; want the call made and recorded ok", len(fake.Requests()), rec.starts, rec.calls)
+	}
+}
+
+// Without an API key nothing is sent and nothing is recorded: the error is
+// a Pause (no_key), so the job's queue pauses and no attempt is used.
+func TestNoKeySendsNothing(t *testing.T) {
+	c, fake, rec := setup(t, nil, func(c *config.LLM) { c.APIKey = "" })
+	_, err := c.Complete(context.Background(), probeCall("hello"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Class != llm.Pause || e.Reason != llm.ReasonNoKey || !strings.Contains(err.Error(), "DEEPSEEK_API_KEY") {
+		t.Fatalf("err = %v", err)
+	}
+	if len(fake.Requests()) != 0 || len(rec.rows()) != 0 {
+		t.Fatalf("%d requests, %d records without a key", len(fake.Requests()), len(rec.rows()))
+	}
+}
+
+// A Retry-After longer than llm.max_retry_after is cut to it, and the
+// error carries llm.max_snoozes for JobResult.
+func TestRetryAfterCapped(t *testing.T) {
+	c, _, _ := setup(t, &fakeds.Script{Rules: []fakeds.Rule{{Fault: fakeds.FaultRateLimit, RetryAfter: 315360000}}},
+		func(c *config.LLM) { c.MaxRetryAfter, c.MaxSnoozes = config.Duration(time.Hour), 7 })
+	_, err := c.Complete(context.Background(), probeCall("hello"))
+	var e *llm.Error
+	if !errors.As(err, &e) || e.Class != llm.Retryable || e.RetryAfter != time.Hour || e.MaxSnoozes != 7 {
+		t.Fatalf("err = %v (%+v)", err, e)
 	}
 }

@@ -25,8 +25,9 @@ const (
 	// Permanent: 400, 401, 422. The job is cancelled into the dead letters
 	// with the reason; retrying cannot help.
 	Permanent Class = "permanent"
-	// Pause: 402 insufficient balance. The LLM queues are paused until an
-	// operator resumes them; the job waits without burning an attempt.
+	// Pause: 402 insufficient balance, or no API key (ReasonNoKey). The
+	// LLM queues are paused until an operator resumes them; the job waits
+	// without burning an attempt.
 	Pause Class = "pause"
 	// Budget: a daily budget key has no room. The job is snoozed until the
 	// key resets.
@@ -35,6 +36,10 @@ const (
 	// has attempts left, then permanent.
 	Invalid Class = "invalid"
 )
+
+// ReasonNoKey is the Reason of the Pause error a client without an API key
+// returns instead of sending a request.
+const ReasonNoKey = "no_key"
 
 // Error is every error the client returns.
 type Error struct {
@@ -45,8 +50,12 @@ type Error struct {
 	Reason string
 	// Status is the HTTP status, when there was one.
 	Status int
-	// RetryAfter is the server's Retry-After, when given.
+	// RetryAfter is the server's Retry-After, when given, capped at
+	// llm.max_retry_after.
 	RetryAfter time.Duration
+	// MaxSnoozes is llm.max_snoozes of the client that made the error:
+	// how many Retry-After snoozes a job may take (JobResultWith).
+	MaxSnoozes int
 	// ResetAt is when a Budget error's key resets.
 	ResetAt time.Time
 	Err     error

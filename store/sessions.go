@@ -203,3 +203,16 @@ func (s *Store) DeleteEmptySession(ctx context.Context, tx *sql.Tx, id string) e
 	}
 	return nil
 }
+
+// SessionPushed reports whether any of a session's events came from the
+// bridge plugin (source push) rather than DSH's logs: the idle sweep's test
+// for a live session.
+func (s *Store) SessionPushed(ctx context.Context, tx *sql.Tx, id string) (bool, error) {
+	var n int
+	err := tx.QueryRowContext(ctx, `select count(*) from (select 1 from events where session_id = $1 and source = $2 limit 1) p`,
+		id, SourcePush).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("session %s: look for pushed events: %w", id, err)
+	}
+	return n > 0, nil
+}

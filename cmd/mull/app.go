@@ -14,7 +14,6 @@ import (
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/retroerror"
-	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
@@ -114,12 +113,16 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
+	// One hook spaces a session's retros: its session retro (which folds
+	// in an error retro due at its end) and its error retros.
+	retros := &retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
+		Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
+	}}
 	a.ingest = ingest.New(a.store, ingest.Hooks{
-		SessionEnded: sessionEnded(retrosession.SessionEnded,
+		SessionEnded: sessionEnded(retros.SessionEnded,
 			(&consolidate.Hook{Store: a.store, Settings: consolidate.SettingsFrom(a.cfg.Consolidate)}).SessionEnded),
-		AgentError: (&retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
-			Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
-		}}).AgentError,
+		AgentError:    retros.AgentError,
+		MaxSessionAge: a.cfg.Learn.MaxSessionAge.D(),
 	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
 	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,

@@ -1,14 +1,34 @@
 package main
 
 import (
+	"bufio"
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"time"
 
+	"github.com/mattn/go-isatty"
 	"github.com/spf13/cobra"
 
 	"github.com/mullhq/mull/dshimport"
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/retro"
+	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/store"
+)
+
+// importStdin is where --learn reads its answer; stdinIsTerminal says
+// whether a person can give one. Tests replace both.
+var (
+	importStdin     io.Reader = os.Stdin
+	stdinIsTerminal           = func() bool { return isatty.IsTerminal(os.Stdin.Fd()) || isatty.IsCygwinTerminal(os.Stdin.Fd()) }
 )
 
 func newImportCmd(g *globals) *cobra.Command {
@@ -22,7 +42,7 @@ func newImportCmd(g *globals) *cobra.Command {
 
 func newImportDSHCmd(g *globals) *cobra.Command {
 	var home string
-	var asJSON, dryRun bool
+	var asJSON, dryRun, learn, yes bool
 	cmd := &cobra.Command{
 		Use:   "dsh [--dsh-home DIR]",
 		Short: "Import DeepSeek Harness session logs",
@@ -34,9 +54,24 @@ mull remembers how far it read each file, so running it again imports only
 what is new, and events the plugin already pushed are not stored twice. A
 half-written last line is left for the next run. A corrupt file is reported
 with its path and line, the rest of the home is still imported, and the
-command exits 1.`,
+command exits 1.
+
+An import stores history only: it starts no retro, no error retro and no
+consolidation, and the sessions it brought are not ended by the idle sweep
+with a retro either (see learn.max_session_age). --learn opts in: after the
+import it prints how many sessions it brought and the most their retros
+would cost at today's prices (each retro's prompt estimate plus its
+max_tokens), asks [y/N] on the terminal, then enqueues one retro per
+imported session (primary sessions only). --yes skips the question;
+without a terminal, --learn needs --yes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if learn && dryRun {
+				return usageErr("--learn and --dry-run do not go together: a dry run stores no session to learn from")
+			}
+			if learn && !yes && !stdinIsTerminal() {
+				return usageErr("--learn asks for confirmation on a terminal and there is none; add --yes to enqueue the retros without asking")
+			}
 			a, err := g.open(cmd.Context(), manage)
 			if err != nil {
 				return err
@@ -46,9 +81,14 @@ command exits 1.`,
 				Home: cmp.Or(home, a.cfg.DSH.Home), Store: a.store, DryRun: dryRun,
 				Logger: a.log.With("component", "dsh_import"), Progress: progressPrinter(g),
 			}
+			var imported *sessionSet
 			if !dryRun {
 				if im.Ingester, err = importIngester(a); err != nil {
 					return err
+				}
+				if learn {
+					imported = &sessionSet{}
+					im.Ingester = imported.wrap(a)
 				}
 			}
 			sum, err := im.Scan(cmd.Context())
@@ -64,6 +104,9 @@ command exits 1.`,
 			} else {
 				printImportSummary(g, im.Home, sum, dryRun)
 			}
+			if err == nil && learn {
+				err = learnImported(cmd.Context(), g, a, imported.ids(), yes)
+			}
 			if err == nil && len(sum.Errors) > 0 {
 				err = &exitError{code: 1, err: fmt.Errorf("%d session logs could not be read to their end; the rest was imported", len(sum.Errors))}
 			}
@@ -74,7 +117,98 @@ command exits 1.`,
 	f.StringVar(&home, "dsh-home", "", "DSH's home (default dsh.home: $MULL_DSH_HOME, $DSH_HOME or ~/.dsh)")
 	f.BoolVar(&asJSON, "json", false, "print the summary as JSON")
 	f.BoolVar(&dryRun, "dry-run", false, "read and check the logs, store nothing and remember no position")
+	f.BoolVar(&learn, "learn", false, "after importing, run one retro per imported session (LLM spend: asks first, showing the estimate)")
+	f.BoolVar(&yes, "yes", false, "with --learn: do not ask, enqueue the retros")
 	return cmd
+}
+
+// sessionSet collects the sessions an import stored events of.
+type sessionSet struct {
+	mu  sync.Mutex
+	set map[string]bool
+}
+
+func (s *sessionSet) wrap(a *app) dshimport.Ingester {
+	return dshimport.IngestFunc(func(ctx context.Context, b []events.Event, source string) (int, int, error) {
+		r, err := a.ingest.IngestBatch(ctx, b, source)
+		if err == nil && r.Stored > 0 {
+			s.mu.Lock()
+			if s.set == nil {
+				s.set = map[string]bool{}
+			}
+			for _, e := range b {
+				s.set[e.SessionID] = true
+			}
+			s.mu.Unlock()
+		}
+		return r.Stored, r.Duplicates, err
+	})
+}
+
+func (s *sessionSet) ids() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]string, 0, len(s.set))
+	for id := range s.set {
+		out = append(out, id)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// retroEstimate is the most one retro can cost: its prompt estimate (the
+// fixed prompt and a full excerpt) plus its max_tokens, every prompt token
+// a cache miss, at the price of now.
+func retroEstimate(a *app, now time.Time) (tokens, nanoUSD int64) {
+	m := a.cfg.LLM.ForKind(retrosession.Spec.Kind)
+	caps := retroCaps(a.cfg.Retro.Excerpt).WithDefaults()
+	prompt := llm.EstimatePromptTokens([]llm.Message{llm.System(retro.Prompt), llm.User(strings.Repeat("x", caps.MaxChars))})
+	maxTokens := int64(m.MaxTokens)
+	return prompt + maxTokens, a.llm.Pricing().MaxCost(m.Model, now, prompt, maxTokens)
+}
+
+// learnImported asks, then enqueues one retro_session per imported primary
+// session.
+func learnImported(ctx context.Context, g *globals, a *app, ids []string, yes bool) error {
+	var sessions []store.Session
+	for _, id := range ids {
+		s, err := a.store.GetSession(ctx, id)
+		if err != nil {
+			return err
+		}
+		if s.Primary {
+			sessions = append(sessions, s)
+		}
+	}
+	if len(sessions) == 0 {
+		fmt.Fprintln(g.stdout, "learn: no new primary session was imported; no retro to run")
+		return nil
+	}
+	tokens, nano := retroEstimate(a, time.Now())
+	n := int64(len(sessions))
+	fmt.Fprintf(g.stdout, "learn: %d sessions, one retro each: at most %d tokens, at most $%.4f at today's prices (model %s)\n",
+		n, n*tokens, float64(n*nano)/1e9, a.cfg.LLM.ForKind(retrosession.Spec.Kind).Model)
+	if !yes {
+		fmt.Fprint(g.stdout, "run these retros? [y/N] ")
+		line, _ := bufio.NewReader(importStdin).ReadString('\n')
+		if ans := strings.ToLower(strings.TrimSpace(line)); ans != "y" && ans != "yes" {
+			fmt.Fprintln(g.stdout, "learn: no retro enqueued (the import is kept)")
+			return nil
+		}
+	}
+	err := a.store.InTx(ctx, func(tx *sql.Tx) error {
+		for _, s := range sessions {
+			if err := retrosession.Enqueue(ctx, tx, a.client, s, time.Time{}); err != nil {
+				return fmt.Errorf("enqueue the retro of %s: %w", s.ID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(g.stdout, "learn: %d retros enqueued on the llm queue; `mull jobs list` or `mull llm calls` follows them\n", n)
+	return nil
 }
 
 // importIngester stores imported events through the same ingest service as

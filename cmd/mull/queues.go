@@ -8,6 +8,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 	"github.com/spf13/cobra"
+
+	"github.com/mullhq/mull/llm"
 )
 
 func newQueuesCmd(g *globals) *cobra.Command {
@@ -17,7 +19,9 @@ func newQueuesCmd(g *globals) *cobra.Command {
 		Long: `Queues group jobs; each worker process works the queues configured in
 [workers.queues]. A paused queue keeps its jobs but no worker fetches them.
 mull pauses an LLM queue by itself when DeepSeek answers 402 (insufficient
-balance); top up the account, then resume it.`,
+balance); top up the account, then resume it. Started without an API key
+(DEEPSEEK_API_KEY), mull pauses the llm queue too ("no DEEPSEEK_API_KEY"):
+its jobs wait without using an attempt; a restart with the key resumes it.`,
 	}
 	cmd.AddCommand(newQueuesListCmd(g), newQueuePauseCmd(g, true), newQueuePauseCmd(g, false))
 	return cmd
@@ -54,12 +58,17 @@ func newQueuesListCmd(g *globals) *cobra.Command {
 				Name     string           `json:"name"`
 				Paused   bool             `json:"paused"`
 				PausedAt *time.Time       `json:"paused_at,omitempty"`
+				Reason   string           `json:"paused_reason,omitempty"`
 				Workers  int              `json:"workers_configured"`
 				Jobs     map[string]int64 `json:"jobs"`
 			}
 			var rows []row
 			for _, q := range res.Queues {
-				rows = append(rows, row{Name: q.Name, Paused: q.PausedAt != nil, PausedAt: q.PausedAt,
+				reason := ""
+				if q.PausedAt != nil {
+					reason = llm.PausedReason(q)
+				}
+				rows = append(rows, row{Name: q.Name, Paused: q.PausedAt != nil, PausedAt: q.PausedAt, Reason: reason,
 					Workers: a.cfg.Workers.Queues[q.Name], Jobs: nonNilMap(byQueue[q.Name])})
 			}
 			if asJSON {
@@ -71,6 +80,9 @@ func newQueuesListCmd(g *globals) *cobra.Command {
 				state := "active"
 				if r.Paused {
 					state = "PAUSED since " + r.PausedAt.UTC().Format(time.RFC3339)
+					if r.Reason != "" {
+						state += " (" + r.Reason + ")"
+					}
 				}
 				j := r.Jobs
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\n", r.Name, state, r.Workers,
@@ -111,8 +123,10 @@ func newQueuePauseCmd(g *globals, pause bool) *cobra.Command {
 			for _, q := range args {
 				if pause {
 					err = a.client.QueuePause(cmd.Context(), q, nil)
-				} else {
-					err = a.client.QueueResume(cmd.Context(), q, nil)
+				} else if err = a.client.QueueResume(cmd.Context(), q, nil); err == nil && q != "*" {
+					// The pause's reason goes with it.
+					md := []byte(`{"` + llm.PausedReasonKey + `":""}`)
+					_, err = a.client.QueueUpdate(cmd.Context(), q, &river.QueueUpdateParams{Metadata: md})
 				}
 				if err != nil {
 					return fmt.Errorf("%s queue %s: %w", verb, q, err)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"syscall"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/dshimport"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 )
@@ -103,8 +105,11 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 	}
 	if fakeLLM {
 		a.log.Warn("LLM calls go to the built-in fake DeepSeek", "base_url", a.cfg.LLM.BaseURL)
-	} else if a.cfg.LLM.APIKey == "" && mode == work {
-		a.log.Warn("no DEEPSEEK_API_KEY (or llm.api_key) set: LLM jobs will fail with 401 into the dead letters; use --fake-llm for an offline demo")
+	}
+	if mode == work {
+		if err := holdLLMWithoutKey(ctx, a); err != nil {
+			return err
+		}
 	}
 	if a.store.Dialect == store.SQLite && !withHTTP {
 		a.log.Warn("mull worker on SQLite: every process must share this machine's file; use PostgreSQL to spread work")
@@ -209,6 +214,46 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 		engine.Shutdown(a.client, a.cfg.Workers.ShutdownGrace.D(), again, a.log)
 	}
 	a.log.Info("stopped")
+	return nil
+}
+
+// llmKinds are the job kinds that call DeepSeek.
+var llmKinds = []string{"retro_session", "retro_error", "consolidate_merge", "consolidate_derive", "llm_probe"}
+
+// llmQueues are the queues the LLM kinds run on (llm, unless [jobs.*]
+// moved them).
+func llmQueues(a *app) []string {
+	var qs []string
+	for _, k := range llmKinds {
+		if spec, ok := a.reg.Spec(k); ok && !slices.Contains(qs, spec.Queue) {
+			qs = append(qs, spec.Queue)
+		}
+	}
+	slices.Sort(qs)
+	return qs
+}
+
+// holdLLMWithoutKey pauses the LLM queues before the workers start when
+// there is no API key, so their jobs wait at the attempt they are at
+// instead of spending them on 401s; with a key it resumes the queues a
+// keyless start paused, and what waited runs.
+func holdLLMWithoutKey(ctx context.Context, a *app) error {
+	queues := llmQueues(a)
+	if a.cfg.LLM.APIKey == "" {
+		if err := llm.PauseWithoutKey(ctx, a.client, a.store.Driver(), queues, a.store.Now()); err != nil {
+			return fmt.Errorf("pause the LLM queues (no API key): %w", err)
+		}
+		a.log.Warn("no DEEPSEEK_API_KEY (or llm.api_key) set: LLM queues paused, their jobs wait without using an attempt; set the key and restart (or run `mull queues resume llm` where a worker has it), or use --fake-llm for an offline demo",
+			"queues", queues)
+		return nil
+	}
+	resumed, err := llm.ResumeWithKey(ctx, a.client, queues)
+	if err != nil {
+		return fmt.Errorf("resume the LLM queues: %w", err)
+	}
+	if len(resumed) > 0 {
+		a.log.Info("API key set: resumed the LLM queues paused for want of one", "queues", resumed)
+	}
 	return nil
 }
 

@@ -9,6 +9,8 @@ package retroerror
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -116,6 +118,75 @@ func (h *Hook) AgentError(ctx context.Context, tx *sql.Tx, client *engine.Client
 		return nil // a retro of this session is waiting: the error joins it
 	}
 	return h.Store.PutErrorRetro(ctx, tx, store.ErrorRetro{SessionID: e.SessionID, Count: state.Count + 1, LastScheduledAt: at})
+}
+
+// SessionEnded is the ingest.Hooks.SessionEnded that enqueues a session's
+// retro (retrosession.Enqueue) so that a failing session gets one retro,
+// not two: an error retro still waiting and due within Debounce of the end
+// is folded into the session retro (deleted: the session retro reads the
+// same errors), and the session retro runs no sooner than MinGap after the
+// session's last error retro that did run. Its time is recorded as the
+// session's latest retro, so an error after it waits MinGap too.
+func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
+	if !s.Primary {
+		return nil
+	}
+	rules := h.rules()
+	// Error retros are scheduled on the store's clock when their errors
+	// are stored; the end is measured the same way, when it is stored.
+	now := h.Store.Now()
+	state, ok, err := h.Store.GetErrorRetro(ctx, tx, s.ID)
+	if err != nil {
+		return err
+	}
+	at := now
+	if ok {
+		folded, err := h.fold(ctx, tx, client, s.ID, now.Add(rules.Debounce))
+		if err != nil {
+			return err
+		}
+		if folded {
+			h.logger().Info("error retro folded into the session retro", "session_id", s.ID)
+			state.Count = max(state.Count-1, 0)
+		} else if min := state.LastScheduledAt.Add(rules.MinGap); min.After(at) {
+			at = min
+		}
+	}
+	if err := retrosession.Enqueue(ctx, tx, client, s, at); err != nil {
+		return err
+	}
+	state.SessionID, state.LastScheduledAt = s.ID, at
+	return h.Store.PutErrorRetro(ctx, tx, state)
+}
+
+// fold deletes the session's retro_error job that waits (scheduled or
+// available, not yet running) and is due by due; it reports whether there
+// was one.
+func (h *Hook) fold(ctx context.Context, tx *sql.Tx, client *engine.Client, sessionID string, due time.Time) (bool, error) {
+	res, err := client.JobListTx(ctx, tx, river.NewJobListParams().Kinds(Args{}.Kind()).
+		States(rivertype.JobStateScheduled, rivertype.JobStateAvailable, rivertype.JobStatePending).First(1000))
+	if err != nil {
+		return false, err
+	}
+	folded := false
+	for _, j := range res.Jobs {
+		var a Args
+		if json.Unmarshal(j.EncodedArgs, &a) != nil || a.SessionID != sessionID || j.ScheduledAt.After(due) {
+			continue
+		}
+		if _, err := client.JobDeleteTx(ctx, tx, j.ID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
+			return false, err
+		}
+		folded = true
+	}
+	return folded, nil
+}
+
+func (h *Hook) rules() Rules {
+	if h.Rules == (Rules{}) {
+		return DefaultRules
+	}
+	return h.Rules
 }
 
 func (h *Hook) logger() *slog.Logger {

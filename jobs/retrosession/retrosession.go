@@ -58,10 +58,20 @@ var Spec = engine.Spec{Kind: "retro_session", Queue: "llm", MaxAttempts: 5, Back
 // same end again enqueues nothing new, while an idle session that went on
 // and ended later gets a second retro, over what came after.
 func SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
+	return Enqueue(ctx, tx, client, s, time.Time{})
+}
+
+// Enqueue is SessionEnded with the time the retro may run (zero: now), for
+// a caller that spaces a session's retros (retroerror.Hook.SessionEnded).
+func Enqueue(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, at time.Time) error {
 	if !s.Primary {
 		return nil
 	}
-	_, err := client.InsertTx(ctx, tx, Args{SessionID: s.ID, Through: s.LastEventAt.UTC().Format(time.RFC3339Nano)}, nil)
+	var opts *river.InsertOpts
+	if !at.IsZero() {
+		opts = &river.InsertOpts{ScheduledAt: at}
+	}
+	_, err := client.InsertTx(ctx, tx, Args{SessionID: s.ID, Through: s.LastEventAt.UTC().Format(time.RFC3339Nano)}, opts)
 	return err
 }
 
