@@ -2,6 +2,7 @@ package trust
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -121,19 +122,67 @@ var injection = []instruction{
 
 // Quarantine reports whether text reads like an instruction to the agent
 // and, if so, which pattern. It is checked at write and again at render, on
-// the normalized text folded to ASCII (full-width and confusable letters),
-// and on every base64 or hex run in it that decodes to text.
+// every reading of the text (see quarantine).
 func Quarantine(text string) (bool, string) {
-	return quarantine(Normalize(text))
+	return quarantine(text, Normalize(text))
 }
 
-func quarantine(normalized string) (bool, string) {
-	if reason := instructionIn(fold(normalized)); reason != "" {
+// quarantine checks every reading of a text, raw as written and
+// normalized as stored, that a reader or a model may see in it:
+//   - the normalized text;
+//   - the message spelt in its tag characters, which Normalize drops
+//     (untag), and the text after a right-to-left override in the order
+//     it is shown (unreverse);
+// and of each of these, folded to ASCII (full-width, confusable and
+// accented letters, see fold):
+//   - with HTML character references and %-escapes undone (unescape);
+//   - with l33t digits read as letters (unleet);
+//   - every base64 or hex run in it that decodes to text (decoded).
+//
+// Plain ASCII prose has one reading, or two when a word holds a digit.
+func quarantine(raw, normalized string) (bool, string) {
+	var checked []string
+	check := func(folded string) string {
+		if slices.Contains(checked, folded) {
+			return ""
+		}
+		checked = append(checked, folded)
+		return instructionIn(folded)
+	}
+	read := func(base, how string) string {
+		f := fold(base)
+		if reason := check(f); reason != "" {
+			return reason + how
+		}
+		if u, ok := unescape(f); ok {
+			f = fold(Normalize(u))
+			if reason := check(f); reason != "" {
+				return reason + how + " (escaped)"
+			}
+		}
+		if l, ok := unleet(f); ok {
+			if reason := check(l); reason != "" {
+				return reason + how + " (l33t)"
+			}
+		}
+		for _, hidden := range decoded(base, 2) {
+			if reason := check(fold(Normalize(hidden))); reason != "" {
+				return reason + how + " (encoded)"
+			}
+		}
+		return ""
+	}
+	if reason := read(normalized, ""); reason != "" {
 		return true, reason
 	}
-	for _, hidden := range decoded(normalized, 2) {
-		if reason := instructionIn(fold(Normalize(hidden))); reason != "" {
-			return true, reason + " (encoded)"
+	if t, ok := untag(raw); ok {
+		if reason := read(Normalize(t), " (tag characters)"); reason != "" {
+			return true, reason
+		}
+	}
+	if r, ok := unreverse(raw); ok {
+		if reason := read(Normalize(r), " (reversed)"); reason != "" {
+			return true, reason
 		}
 	}
 	return false, ""

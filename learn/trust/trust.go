@@ -33,7 +33,7 @@ type Verdict struct {
 func Check(text string) Verdict {
 	n := Normalize(text)
 	v := Verdict{}
-	v.Quarantined, v.Reason = quarantine(n)
+	v.Quarantined, v.Reason = quarantine(text, n)
 	v.Text, v.Redacted = redact(n)
 	return v
 }
