@@ -218,13 +218,13 @@ func unhex(c byte) byte {
 	if c <= '9' {
 		return c - '0'
 	}
-	return c|0x20 - 'a' + 10
+	return c | 0x20 - 'a' + 10
 }
 
 // unleet reads digits and symbols inside words as the letters they stand
 // in for: "1gn0r3 pr3v10us 1nstruct10ns" is "ignore previous
-// instructions". Only a word that holds a letter is read so ("404",
-// "2026" stay); a word of letters and digits that means something else
+// instructions". Only a word that holds a letter and is no quantity is
+// read so ("404", "2026", "400k", "10ms" stay); a word of letters and digits that means something else
 // ("sha256", "v1") reads as nonsense, which no pattern matches. ok is
 // false when no word changed.
 func unleet(s string) (string, bool) {
@@ -240,7 +240,7 @@ func unleet(s string) (string, bool) {
 			letter = letter || 'a' <= c && c <= 'z'
 			leet = leet || leetOf(s[j]) != 0
 		}
-		if letter && leet {
+		if letter && leet && !quantity(s[i:j]) {
 			if b == nil {
 				b = []byte(s)
 			}
@@ -256,6 +256,23 @@ func unleet(s string) (string, bool) {
 		return s, false
 	}
 	return string(b), true
+}
+
+// quantity: digits and a unit, "400k", "10ms", "64gb", "2fa", "3rd".
+func quantity(w string) bool {
+	i := 0
+	for i < len(w) && '0' <= w[i] && w[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return false
+	}
+	switch strings.ToLower(w[i:]) {
+	case "k", "m", "g", "t", "b", "s", "h", "d", "w", "x", "ms", "us", "ns", "kb", "mb", "gb", "tb",
+		"kib", "mib", "gib", "px", "em", "pt", "fa", "st", "nd", "rd", "th", "min", "hz", "khz", "mhz", "ghz", "fps", "bit":
+		return true
+	}
+	return false
 }
 
 func isLeetWordByte(c byte) bool {

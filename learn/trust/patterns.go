@@ -133,6 +133,7 @@ func Quarantine(text string) (bool, string) {
 //   - the message spelt in its tag characters, which Normalize drops
 //     (untag), and the text after a right-to-left override in the order
 //     it is shown (unreverse);
+//
 // and of each of these, folded to ASCII (full-width, confusable and
 // accented letters, see fold):
 //   - with HTML character references and %-escapes undone (unescape);
