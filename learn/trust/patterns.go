@@ -89,7 +89,10 @@ var injection = []instruction{
 	pattern("fake role line", `(?m)^(`+sp+`|[-*+>•])*(系统|助手|用户|人类|开发者|管理员)`+sp+`*[:：]`, "系统:", "系统：", "助手:", "助手：", "用户:", "用户：", "人类:", "人类：", "系统 ", "助手 ", "用户 ", "人类 ", "开发者", "管理员"),
 	pattern("chat template token", `<\|[^|<>\n]{0,40}\|>`, "<|"),
 	pattern("chat template token", `(?i)\[/?`+sp+`*inst`+sp+`*\]|<<`+sp+`*/?`+sp+`*sys`+sp+`*>>|<`+sp+`*/?`+sp+`*(start_of_turn|end_of_turn|im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\b|\bim_(start|end)\b`, "inst]", "<<", "_of_turn", "im_", "endoftext", "eot_id", "header_id", "begin_of_text"),
-	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>`, "<"),
+	// A tag right after a name with a capital is a type parameter
+	// ("Vec<User>", "Promise<Context>"); anywhere else, and in lower or
+	// upper case after a name ("x<user>", "x<USER>"), it is a tag.
+	pattern("fake system tag", `(?i:(^|[^a-z0-9_])<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>)|(?i:[a-z0-9_]<`+sp+`*/`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>)|[A-Za-z0-9_]<`+sp+`*(user|human|developer|prompt|context|tool_call|function_call|USER|HUMAN|DEVELOPER|PROMPT|CONTEXT|TOOL_CALL|FUNCTION_CALL)`+sp+`*>`, "<"),
 	pattern("fake heading", `(?im)^`+sp+`*#{1,6}`+sp+`*(system|instructions?|assistant|user|human|response|prompt|developer|admin|new`+w+`instructions|important`+w+`instructions)\b`, "#"),
 
 	// The digest's own lines, which only the renderer may write.
