@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mtibben/confusables"
+	"golang.org/x/text/unicode/norm"
 )
 
 // foldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
@@ -28,7 +29,8 @@ func foldWidth(s string) string {
 // table (UTS #39, via github.com/mtibben/confusables) maps to ASCII replaced
 // by it, so Cyrillic "іgnоrе" reads as "ignore". ASCII itself is left as
 // it is: the table's skeleton would also turn "m" into "rn" and "I" into
-// "l", which no pattern expects.
+// "l", which no pattern expects. Accents and other combining marks are
+// dropped too ("ìgnórè", Zalgo text), outside Chinese.
 func fold(normalized string) string {
 	s := foldWidth(normalized)
 	ascii := true
@@ -62,18 +64,50 @@ func confusable(r rune) string {
 		return v.(string)
 	}
 	out := string(r)
-	if !unicode.Is(unicode.Han, r) {
-		if sk := confusables.Skeleton(out); sk != out && isASCII(sk) && sk != "" {
+	switch {
+	case unicode.In(r, unicode.Mn, unicode.Me):
+		// A combining mark left on its own (NFKC composes what it can):
+		// the accents piled on "instruć́́tions", Zalgo text, strikethrough.
+		out = ""
+	case !unicode.Is(unicode.Han, r):
+		if sk := skeleton(out); sk != "" {
 			out = sk
 			// The table folds capital I-likes to "l"; a capital stays a
 			// capital I so "ІGNORE" still reads as "IGNORE".
 			if sk == "l" && unicode.IsUpper(r) {
 				out = "I"
 			}
+		} else if bare := unmarked(out); bare != out {
+			// An accented letter the table keeps ("ì", "ó", "ú"): read it
+			// without its marks, then through the table again.
+			if sk := skeleton(bare); sk != "" {
+				out = sk
+			} else if isASCII(bare) && bare != "" {
+				out = bare
+			}
 		}
 	}
 	skeletons.Store(r, out)
 	return out
+}
+
+// skeleton is the confusables table's ASCII reading of s, or "" if it has
+// none.
+func skeleton(s string) string {
+	if sk := confusables.Skeleton(s); sk != s && isASCII(sk) {
+		return sk
+	}
+	return ""
+}
+
+// unmarked is s decomposed (NFD) without its combining marks: "ì" is "i".
+func unmarked(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.In(r, unicode.Mn, unicode.Me) {
+			return -1
+		}
+		return r
+	}, norm.NFD.String(s))
 }
 
 func isASCII(s string) bool {

@@ -2,6 +2,7 @@ package trust
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -42,13 +43,13 @@ var injection = []instruction{
 	pattern("from now on you must only (zh)", `(从现在开始|接下来)你(必须|要|应该)只`, "从现在开始你", "接下来你"),
 	pattern("execute immediately (zh)", `(务必|请)立即执行`, "立即执行"),
 	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(system|instruction|assistant)\b`, "<"),
-	pattern("fake role line", `(?im)^`+sp+`*(system|assistant)`+sp+`*:`, "system:", "system :", "system\t", "system  ", "assistant:", "assistant :", "assistant\t", "assistant  "),
+	pattern("fake role line", `(?im)^(`+sp+`|[-*+>•])*(system|assistant)`+sp+`*:`, "system:", "system :", "system\t", "system  ", "assistant:", "assistant :", "assistant\t", "assistant  "),
 	pattern("download piped to a shell", `(?i)(curl|wget|Invoke-WebRequest)[^\n]{0,200}\|`+sp+`*(ba|z|pw)?sh`, "|"),
 	pattern("rm -rf /", `(?i)\brm`+sp+`+-rf`+sp+`+[/~]`, "-rf"),
 	pattern("format a drive", `(?i)\bformat`+sp+`+[a-z]:`, "format"),
 
 	// Overriding what the agent was told.
-	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|override|neglect|discard|abandon)`+w+`((all|any|every|the|your|my|of|these|those|such)`+w+`)*(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`+w+`(instructions?|prompts?|rules|directives?|directions|guidelines|commands|messages|context|orders|constraints|guidance|programming|restrictions)`,
+	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget|override|neglect|discard|abandon)`+w+`((all|any|every|the|your|my|of|these|those|such)`+w+`)*(previous|prior|above|earlier|preceding|foregoing|former|original|initial|system|developer)`+w+`((and|or|&)`+w+`[a-z]+`+w+`)?(instructions?|prompts?|rules|directives?|directions|guidelines|commands|messages|context|orders|constraints|guidance|programming|restrictions)`,
 		"disregard", "ignore", "forget", "override", "neglect", "discard", "abandon"),
 	pattern("disregard previous instructions", `(?i)\b(disregard|ignore|forget)`+w+`((all|any|every|the|your)`+w+`)*(instructions|rules|guidelines)`+w+`(above|before|given|you('ve|`+w+`have|`+w+`were)`+w+`(been`+w+`)?(given|told))`,
 		"disregard", "ignore", "forget"),
@@ -63,7 +64,8 @@ var injection = []instruction{
 	pattern("new instructions", `(?i)\b(your|the)`+w+`(new|real|actual|true)`+w+`(instructions|task|orders|directive)`+w+`(is|are)\b`,
 		"new instructions", "new task", "real task", "actual task", "true task", "real instructions", "actual instructions", "new orders", "new directive"),
 	pattern("role override", `(?i)\byou`+w+`are`+w+`now`+w+`(a|an|my|the|no longer|free|unrestricted|unfiltered|uncensored|jailbroken|dan|in`+w+`(developer|god|dan|jailbreak|unrestricted|admin)`+w+`mode)\b`, "you are now"),
-	pattern("role override", `(?i)\bfrom`+w+`now`+w+`on,?`+w+`you`+w+`(are|will|must|shall|should|have to|may)\b`, "from now on"),
+	pattern("role override", `(?i)\b(from`+w+`now`+w+`on|from`+w+`this`+w+`point`+w+`(on|forward)|henceforth),?`+w+`you`+w+`(only`+w+`)?(are|will|must|shall|should|have to|may|can only|answer|reply|respond|obey|ignore|act|speak|write|output)\b`, "from now on", "from this point", "henceforth"),
+	pattern("role override", `(?i)\b(from`+w+`now`+w+`on|from`+w+`this`+w+`point`+w+`(on|forward)|henceforth),?`+w+`(only`+w+`)?(answer|reply|respond|obey|ignore|act`+w+`as|speak`+w+`only|output`+w+`only)\b`, "from now on", "from this point", "henceforth"),
 	pattern("role override", `(?i)\b(act|behave|respond|answer)`+w+`as`+w+`(if|though)`+w+`you`+w+`(are|were|have|had)\b`, "as if", "as though"),
 	pattern("role override", `(?i)\b(act|behave|pose|roleplay)`+w+`as`+w+`((an?|the|my)`+w+`)?(unrestricted|unfiltered|uncensored|jailbroken|evil|dan|different|new|system|root|admin|developer)\b`, "act as", "behave as", "pose as", "roleplay as"),
 	pattern("role override", `(?i)\bpretend`+w+`(to`+w+`be|you`+w+`are|you're|that`+w+`you)\b`, "pretend"),
@@ -82,12 +84,15 @@ var injection = []instruction{
 	pattern("fake role line", "(?im)^"+sp+"*(```|~~~)"+sp+"*(system|assistant|user|human|instructions?)\\b", "```", "~~~"),
 
 	// Turns and roles of a chat the text pretends to be.
-	pattern("fake role line", `(?im)^`+sp+`*(user|human)`+sp+`*:`, "user:", "user :", "user\t", "user  ", "human:", "human :", "human\t", "human  "),
+	pattern("fake role line", `(?im)^(`+sp+`|[-*+>•])*(user|human)`+sp+`*:`, "user:", "user :", "user\t", "user  ", "human:", "human :", "human\t", "human  "),
 	pattern("fake role line", `(?im)^`+sp+`*[\[(](system|assistant|user|human)[\])]`, "[", "("),
-	pattern("fake role line", `(?m)^`+sp+`*(系统|助手|用户|人类)`+sp+`*[:：]`, "系统:", "系统：", "助手:", "助手：", "用户:", "用户：", "人类:", "人类：", "系统 ", "助手 ", "用户 ", "人类 "),
+	pattern("fake role line", `(?m)^(`+sp+`|[-*+>•])*(系统|助手|用户|人类|开发者|管理员)`+sp+`*[:：]`, "系统:", "系统：", "助手:", "助手：", "用户:", "用户：", "人类:", "人类：", "系统 ", "助手 ", "用户 ", "人类 ", "开发者", "管理员"),
 	pattern("chat template token", `<\|[^|<>\n]{0,40}\|>`, "<|"),
 	pattern("chat template token", `(?i)\[/?`+sp+`*inst`+sp+`*\]|<<`+sp+`*/?`+sp+`*sys`+sp+`*>>|<`+sp+`*/?`+sp+`*(start_of_turn|end_of_turn|im_start|im_end|endoftext|eot_id|start_header_id|end_header_id|begin_of_text)\b|\bim_(start|end)\b`, "inst]", "<<", "_of_turn", "im_", "endoftext", "eot_id", "header_id", "begin_of_text"),
-	pattern("fake system tag", `(?i)<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>`, "<"),
+	// A tag right after a name with a capital is a type parameter
+	// ("Vec<User>", "Promise<Context>"); anywhere else, and in lower or
+	// upper case after a name ("x<user>", "x<USER>"), it is a tag.
+	pattern("fake system tag", `(?i:(^|[^a-z0-9_])<`+sp+`*/?`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>)|(?i:[a-z0-9_]<`+sp+`*/`+sp+`*(user|human|developer|prompt|context|tool_call|function_call)`+sp+`*>)|[A-Za-z0-9_]<`+sp+`*(user|human|developer|prompt|context|tool_call|function_call|USER|HUMAN|DEVELOPER|PROMPT|CONTEXT|TOOL_CALL|FUNCTION_CALL)`+sp+`*>`, "<"),
 	pattern("fake heading", `(?im)^`+sp+`*#{1,6}`+sp+`*(system|instructions?|assistant|user|human|response|prompt|developer|admin|new`+w+`instructions|important`+w+`instructions)\b`, "#"),
 
 	// The digest's own lines, which only the renderer may write.
@@ -108,23 +113,80 @@ var injection = []instruction{
 	pattern("reveal the prompt (zh)", `(输出|泄露|打印|显示|告诉我|透露|重复)(你的)?(系统提示|系统指令|提示词|初始指令|密钥|密码)`, "提示", "指令", "密钥", "密码"),
 	pattern("secrecy from the user (zh)", `(不要|别|切勿|不许)(告诉|通知|让|提醒)(用户|任何人|人类)`, "告诉", "通知", "让用户", "让任何人", "让人类", "提醒"),
 	pattern("role override (zh)", `(越狱模式|开发者模式|无限制模式|DAN模式)`, "模式"),
+
+	// Phrasings a second, independent gate caught and this one did not.
+	pattern("obey", `(?i)\byou`+w+`(must|will|shall|have`+w+`to)`+w+`(now`+w+`)?(obey|comply`+w+`with|do`+w+`exactly`+w+`what)\b|\bobey`+w+`(only`+w+`)?(me|the`+w+`(text|message|instructions?|note)`+w+`(below|above|that follows))\b`, "obey", "comply", "exactly what"),
+	pattern("bypass safety", `(?i)\b(ignore|bypass|disable|override|circumvent|turn`+w+`off|get`+w+`around)`+w+`(all`+w+`)?((your|the|any|these|those)`+w+`)?(own`+w+`)?(safety|ethical|moderation)`+w+`(rules|guidelines|checks|policies|policy|restrictions|filters?|guardrails|measures|protocols)\b|\b(bypass|circumvent|get`+w+`around)`+w+`(all`+w+`)?((your|the|any|these|those)`+w+`)?(own`+w+`)?(security|content)`+w+`(rules|guidelines|checks|policies|policy|restrictions|filters?|guardrails|measures|protocols)\b`, "safety", "security", "content", "ethical", "moderation"),
+	pattern("from now on you must only (zh)", `(从现在(开始|起)|从今(以后|往后|天起)|接下来|今后)[，,、]?`+sp+`*(你|请你)`+sp+`*(必须|只能|只许|只准|只|一律|总是|始终|永远)`, "从现在", "从今", "接下来", "今后"),
+	pattern("ignore previous instructions (zh)", `(忽略|无视|忘记|忘掉|忘了|不要理会|不理会|抛开)(掉)?(你)?(以上|上面|之前|前面|先前|上述|此前)的?(所有|全部|一切)?的?(内容|对话|信息|消息|话|设定|文字)`, "忽略", "无视", "忘记", "忘掉", "忘了", "理会", "抛开"),
+	pattern("role override (zh)", `你(现在|已经|从此)?(不再受|不再遵守|不用再遵守|不受|无需遵守|不必遵守|不用遵守)(任何|一切)?.{0,6}(规则|限制|约束|规定|指令)`, "不再受", "不受", "遵守"),
+	pattern("fake role tag (zh)", `[【\[]`+sp+`*(系统|指令|系统指令|系统提示|系统消息|管理员|管理员指令|开发者|开发者指令)`+sp+`*[】\]]`, "【", "["),
 }
 
 // Quarantine reports whether text reads like an instruction to the agent
 // and, if so, which pattern. It is checked at write and again at render, on
-// the normalized text folded to ASCII (full-width and confusable letters),
-// and on every base64 or hex run in it that decodes to text.
+// every reading of the text (see quarantine).
 func Quarantine(text string) (bool, string) {
-	return quarantine(Normalize(text))
+	return quarantine(text, Normalize(text))
 }
 
-func quarantine(normalized string) (bool, string) {
-	if reason := instructionIn(fold(normalized)); reason != "" {
+// quarantine checks every reading of a text, raw as written and
+// normalized as stored, that a reader or a model may see in it:
+//   - the normalized text;
+//   - the message spelt in its tag characters, which Normalize drops
+//     (untag), and the text after a right-to-left override in the order
+//     it is shown (unreverse);
+//
+// and of each of these, folded to ASCII (full-width, confusable and
+// accented letters, see fold):
+//   - with HTML character references and %-escapes undone (unescape);
+//   - with l33t digits read as letters (unleet);
+//   - every base64 or hex run in it that decodes to text (decoded).
+//
+// Plain ASCII prose has one reading, or two when a word holds a digit.
+func quarantine(raw, normalized string) (bool, string) {
+	var checked []string
+	check := func(folded string) string {
+		if slices.Contains(checked, folded) {
+			return ""
+		}
+		checked = append(checked, folded)
+		return instructionIn(folded)
+	}
+	read := func(base, how string) string {
+		f := fold(base)
+		if reason := check(f); reason != "" {
+			return reason + how
+		}
+		if u, ok := unescape(f); ok {
+			f = fold(Normalize(u))
+			if reason := check(f); reason != "" {
+				return reason + how + " (escaped)"
+			}
+		}
+		if l, ok := unleet(f); ok {
+			if reason := check(l); reason != "" {
+				return reason + how + " (l33t)"
+			}
+		}
+		for _, hidden := range decoded(base, 2) {
+			if reason := check(fold(Normalize(hidden))); reason != "" {
+				return reason + how + " (encoded)"
+			}
+		}
+		return ""
+	}
+	if reason := read(normalized, ""); reason != "" {
 		return true, reason
 	}
-	for _, hidden := range decoded(normalized, 2) {
-		if reason := instructionIn(fold(Normalize(hidden))); reason != "" {
-			return true, reason + " (encoded)"
+	if t, ok := untag(raw); ok {
+		if reason := read(Normalize(t), " (tag characters)"); reason != "" {
+			return true, reason
+		}
+	}
+	if r, ok := unreverse(raw); ok {
+		if reason := read(Normalize(r), " (reversed)"); reason != "" {
+			return true, reason
 		}
 	}
 	return false, ""

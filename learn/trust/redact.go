@@ -84,6 +84,10 @@ var credentials = []credential{
 		group: 1, rank: rankProse, keys: []string{"secret", "token", "key"}, prose: true},
 	{re: regexp.MustCompile(`(?:密钥|秘钥|密码|口令|凭据|凭证|令牌)[ \t\x{3000}]*(=|:|：)[ \t\x{3000}]*("[^"\n]{1,300}"|'[^'\n]{1,300}'|[^\s"'，。；,;]{1,300})`),
 		group: 2, rank: rankAssignment, keys: []string{"密钥", "秘钥", "密码", "口令", "凭据", "凭证", "令牌"}, assign: true},
+	// Chinese prose: "数据库密码是 j90ZvKmy", "令牌为 …"; as in English
+	// prose the value must look like one, so "密码是必填的" stays.
+	{re: regexp.MustCompile(`(?:密钥|秘钥|密码|口令|凭据|凭证|令牌)[ \t\x{3000}]*(?:是|为|就是)[ \t\x{3000}:：]*["'“]?([A-Za-z0-9!@#$%^&*+=/_.~?-]{4,300})`),
+		group: 1, rank: rankProse, keys: []string{"密钥", "秘钥", "密码", "口令", "凭据", "凭证", "令牌"}, prose: true},
 }
 
 var seedLabel = regexp.MustCompile(`^(github_pat_|gh[pousr]_|sk-|AKIA|ASIA|ABIA|ACCA|AIza|xox[abeoprs]-|eyJ)`)
@@ -189,6 +193,9 @@ func (c credential) span(text string, m []int) (span, bool) {
 	if c.group > 0 {
 		start, end = m[2*c.group], m[2*c.group+1]
 		v := text[start:end]
+		if call(text, start, end) {
+			return span{}, false
+		}
 		if len(v) >= 2 && (v[0] == '"' || v[0] == '\'') {
 			start, end, v = start+1, end-1, v[1:len(v)-1]
 		}
@@ -216,6 +223,39 @@ func (c credential) span(text string, m []int) (span, bool) {
 		}
 	}
 	return span{start: start, end: end, label: label, rank: c.rank}, true
+}
+
+// call reports an unquoted value that is code reading the secret from
+// elsewhere, not the secret: a call or an index ("api_key:
+// os.Getenv(\"API_KEY\")", "token = ENV[\"TOKEN\"]", "password =
+// getpass()").
+func call(text string, start, end int) bool {
+	if start == end || text[start] == '"' || text[start] == '\'' || end >= len(text) {
+		return false
+	}
+	if text[end] != '(' && text[end] != '[' || !identPath(text[start:end]) {
+		return false
+	}
+	// "pw(x" may be a password; a call has a dotted name ("os.Getenv("),
+	// no arguments ("getpass()") or a quoted one ("ENV['TOKEN']").
+	rest := text[end+1:]
+	return strings.Contains(text[start:end], ".") || strings.HasPrefix(rest, ")") || strings.HasPrefix(rest, "]") ||
+		strings.HasPrefix(rest, `"`) || strings.HasPrefix(rest, "'") || strings.HasPrefix(rest, "`")
+}
+
+// identPath: an identifier or a dotted path of them ("os.Getenv").
+func identPath(v string) bool {
+	for i, part := range strings.Split(v, ".") {
+		if part == "" || '0' <= part[0] && part[0] <= '9' && i == 0 {
+			return false
+		}
+		for j := 0; j < len(part); j++ {
+			if !isWordByte(part[j]) && part[j] != '$' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 func secretLike(v string) bool {

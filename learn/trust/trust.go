@@ -28,12 +28,14 @@ type Verdict struct {
 //
 // The instruction check reads the text before redaction: a redaction
 // marker must not split an injection into harmless halves. The stored Text
-// is the normalized, redacted text; the folds the check reads through are
-// never stored.
+// is the normalized, redacted text; the folds and readings the check reads
+// through (see quarantine) are never stored. The check also reads the raw
+// text, for what Normalize drops but a reader or a model still sees: tag
+// characters and right-to-left overrides.
 func Check(text string) Verdict {
 	n := Normalize(text)
 	v := Verdict{}
-	v.Quarantined, v.Reason = quarantine(n)
+	v.Quarantined, v.Reason = quarantine(text, n)
 	v.Text, v.Redacted = redact(n)
 	return v
 }
