@@ -105,7 +105,7 @@ func healthz(t *testing.T, ctx context.Context, a *app) (int, map[string]any) {
 		t.Fatal(err)
 	}
 	srv.SetWorking(true)
-	req := httptest.NewRequest(http.MethodGet, "/healthz", nil)
+	req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:7788/healthz", nil)
 	req.RemoteAddr = "127.0.0.1:5555"
 	w := httptest.NewRecorder()
 	srv.ServeHTTP(w, req)
