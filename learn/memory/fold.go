@@ -1,20 +1,11 @@
 package memory
 
-import "strings"
+import "github.com/mullhq/mull/learn/trust"
 
 // FoldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
-// ideographic space to a space, so "ｒｍ　－ｒｆ" reads as "rm -rf".
-func FoldWidth(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 0xFF01 && r <= 0xFF5E:
-			return r - 0xFEE0
-		case r == 0x3000:
-			return ' '
-		}
-		return r
-	}, s)
-}
+// ideographic space to a space, so "ｒｍ　－ｒｆ" reads as "rm -rf". It is
+// the trust gate's fold, so duplicates are compared as the gate reads them.
+func FoldWidth(s string) string { return trust.FoldWidth(s) }
 
 // jsSpace is JavaScript's \s spelt out for Go's regexp (the seed's patterns
 // are JavaScript's), and sp one of them.

@@ -1,7 +1,6 @@
 package memory
 
 import (
-	"strings"
 	"time"
 
 	"github.com/mullhq/mull/learn/trust"
@@ -63,12 +62,4 @@ func New(w Write, p Provenance, now time.Time) (Memory, int, error) {
 
 // OneLine turns text into a single trimmed line: a memory is one line in
 // the digest, so an embedded newline could forge a section heading there.
-func OneLine(s string) string {
-	return strings.TrimSpace(strings.Map(func(r rune) rune {
-		switch r {
-		case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
-			return ' '
-		}
-		return r
-	}, s))
-}
+func OneLine(s string) string { return trust.OneLine(s) }

@@ -10,9 +10,9 @@ import (
 	"golang.org/x/text/unicode/norm"
 )
 
-// foldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
+// FoldWidth maps full-width ASCII (U+FF01–U+FF5E) to ASCII and the
 // ideographic space to a space, so "ｒｍ　－ｒｆ" reads as "rm -rf".
-func foldWidth(s string) string {
+func FoldWidth(s string) string {
 	return strings.Map(func(r rune) rune {
 		switch {
 		case r >= 0xFF01 && r <= 0xFF5E:
@@ -32,7 +32,7 @@ func foldWidth(s string) string {
 // "l", which no pattern expects. Accents and other combining marks are
 // dropped too ("ìgnórè", Zalgo text), outside Chinese.
 func fold(normalized string) string {
-	s := foldWidth(normalized)
+	s := FoldWidth(normalized)
 	ascii := true
 	for i := 0; i < len(s); i++ {
 		if s[i] >= utf8.RuneSelf {

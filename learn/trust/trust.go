@@ -49,7 +49,7 @@ func Line(text string) (line string, ok bool) {
 	if v.Quarantined {
 		return "", false
 	}
-	return Neutralize(oneLine(v.Text)), true
+	return Neutralize(OneLine(v.Text)), true
 }
 
 // Block is the render-time gate for a stored multi-line text (a handoff):
@@ -68,7 +68,9 @@ func Block(text string) (lines []string, ok bool) {
 	return lines, true
 }
 
-func oneLine(s string) string {
+// OneLine turns text into a single trimmed line: every line break becomes
+// a space.
+func OneLine(s string) string {
 	return strings.TrimSpace(strings.Map(func(r rune) rune {
 		switch r {
 		case '\n', '\r', '\v', '\f', '\u0085', '\u2028', '\u2029':
