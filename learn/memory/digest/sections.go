@@ -23,6 +23,27 @@ type renderer struct {
 	proposal  []string
 	failures  []cand
 	playbooks []cand
+	// gated holds the render-time gate's answer per text, so an entry's
+	// text is checked once though guarded and clean both need it.
+	gated map[string]gatedLine
+}
+
+type gatedLine struct {
+	line string
+	ok   bool
+}
+
+// line is trust.Line on s, once per text and render.
+func (r *renderer) line(s string) (string, bool) {
+	if g, hit := r.gated[s]; hit {
+		return g.line, g.ok
+	}
+	l, ok := trust.Line(s)
+	if r.gated == nil {
+		r.gated = map[string]gatedLine{}
+	}
+	r.gated[s] = gatedLine{l, ok}
+	return l, ok
 }
 
 // library is one memory library's candidates, by section.
@@ -104,7 +125,7 @@ func (r *renderer) prepare(in Input) {
 			continue
 		}
 		// Score 0 for all: the newest is picked first, the seed's tie rule.
-		r.failures = append(r.failures, cand{line: failureLine(f), index: i})
+		r.failures = append(r.failures, cand{line: r.failureLine(f), index: i})
 	}
 	ps := slices.Clone(in.Playbooks)
 	SortPlaybooks(ps, r.now)
@@ -112,8 +133,8 @@ func (r *renderer) prepare(in Input) {
 		if r.guarded(p.Slug, p.Summary) || strings.TrimSpace(p.Slug) == "" {
 			continue
 		}
-		line := "- " + clean(p.Slug)
-		if s := clean(p.Summary); s != "" {
+		line := "- " + r.clean(p.Slug)
+		if s := r.clean(p.Summary); s != "" {
 			line += ": " + shorten(s, 120)
 		}
 		line += " (" + strconv.Itoa(p.Successes) + " ok, " + strconv.Itoa(p.Fails) + " failed)"
@@ -138,9 +159,9 @@ func (r *renderer) prepareProposal(ps []Proposal) {
 		if r.guarded(p.ID, p.Summary) {
 			continue
 		}
-		line := "- " + shorten(clean(p.Summary), maxSummaryRunes)
+		line := "- " + shorten(r.clean(p.Summary), maxSummaryRunes)
 		if p.ID != "" {
-			line = "- " + clean(p.ID) + ": " + line[2:]
+			line = "- " + r.clean(p.ID) + ": " + line[2:]
 		}
 		r.proposal = []string{line}
 		if more := len(pending) - i - 1; more > 0 {
@@ -155,7 +176,7 @@ func (r *renderer) prepareProposal(ps []Proposal) {
 // text it refuses hides the entry.
 func (r *renderer) guarded(texts ...string) bool {
 	for _, t := range texts {
-		if _, ok := trust.Line(t); !ok {
+		if _, ok := r.line(t); !ok {
 			r.blocked++
 			return true
 		}

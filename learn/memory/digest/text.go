@@ -7,7 +7,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
-	"github.com/mullhq/mull/learn/trust"
 )
 
 // The wrapper marks the whole text as data, not instructions, and explains
@@ -67,8 +66,8 @@ var escape = strings.NewReplacer("{", "｛", "}", "｝").Replace
 // neutralized), then braces escaped. Every stored text is rendered after
 // a "- " that no fixed line of the renderer starts with, so no stored
 // text can produce a line the renderer itself writes.
-func clean(s string) string {
-	line, _ := trust.Line(s)
+func (r *renderer) clean(s string) string {
+	line, _ := r.line(s)
 	return escape(line)
 }
 
@@ -129,7 +128,7 @@ func memoryLine(m memory.Memory, r *renderer, section string) string {
 	if m.Kind == memory.Preference {
 		b.WriteString("(preference) ")
 	}
-	b.WriteString(clean(m.Text))
+	b.WriteString(r.clean(m.Text))
 	sleep := section == "prefetch" || section == "principles" || section == "hypotheses"
 	switch {
 	case m.Src.External():
@@ -143,18 +142,18 @@ func memoryLine(m memory.Memory, r *renderer, section string) string {
 	return b.String()
 }
 
-func failureLine(f Failure) string {
+func (r *renderer) failureLine(f Failure) string {
 	var b strings.Builder
 	b.WriteString("- ")
 	if f.ID != "" {
-		b.WriteString("[" + clean(f.ID) + "] ")
+		b.WriteString("[" + r.clean(f.ID) + "] ")
 	}
 	if f.When != "" {
-		b.WriteString(clean(f.When) + " → ")
+		b.WriteString(r.clean(f.When) + " → ")
 	}
-	b.WriteString("avoid: " + clean(f.Avoid))
+	b.WriteString("avoid: " + r.clean(f.Avoid))
 	if f.Instead != "" {
-		b.WriteString("; instead: " + clean(f.Instead))
+		b.WriteString("; instead: " + r.clean(f.Instead))
 	}
 	return b.String()
 }
