@@ -165,7 +165,7 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 			if limit := c.cfg.MaxRetryAfter.D(); limit > 0 && e.RetryAfter > limit {
 				e.RetryAfter = limit
 			}
-			e.MaxSnoozes = c.cfg.MaxSnoozes
+			e.MaxSnoozes, e.MaxRetryAfter = c.cfg.MaxSnoozes, c.cfg.MaxRetryAfter.D()
 		}
 	}
 	c.finish(ctx, rec)

@@ -56,6 +56,10 @@ type Error struct {
 	// MaxSnoozes is llm.max_snoozes of the client that made the error:
 	// how many Retry-After snoozes a job may take (JobResultWith).
 	MaxSnoozes int
+	// MaxRetryAfter is llm.max_retry_after of the client that made the
+	// error, the cap RetryAfter already obeys; JobResultWith caps with it
+	// rather than with its own default, so a longer configured cap holds.
+	MaxRetryAfter time.Duration
 	// ResetAt is when a Budget error's key resets.
 	ResetAt time.Time
 	Err     error

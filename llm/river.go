@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -70,8 +71,8 @@ func JobResultWith(ctx context.Context, log *slog.Logger, job *rivertype.JobRow,
 	if err == nil || !errors.As(err, &e) {
 		return err
 	}
-	s.MaxRetryAfter = cmpOr(s.MaxRetryAfter, DefaultSnoozes.MaxRetryAfter)
-	s.Max = cmpOr(s.Max, DefaultSnoozes.Max)
+	s.MaxRetryAfter = cmp.Or(s.MaxRetryAfter, DefaultSnoozes.MaxRetryAfter)
+	s.Max = cmp.Or(s.Max, DefaultSnoozes.Max)
 	switch e.Class {
 	case Budget:
 		wait := time.Until(e.ResetAt)
@@ -81,6 +82,9 @@ func JobResultWith(ctx context.Context, log *slog.Logger, job *rivertype.JobRow,
 		if e.RetryAfter > 0 {
 			if e.MaxSnoozes > 0 {
 				s.Max = e.MaxSnoozes
+			}
+			if e.MaxRetryAfter > 0 {
+				s.MaxRetryAfter = e.MaxRetryAfter
 			}
 			done := RateLimited(job)
 			if done >= s.Max {
@@ -123,14 +127,6 @@ func RateLimited(job *rivertype.JobRow) int {
 	var n int
 	_ = json.Unmarshal(m.Output[RateLimitedKey], &n)
 	return n
-}
-
-func cmpOr[T comparable](a, b T) T {
-	var zero T
-	if a == zero {
-		return b
-	}
-	return a
 }
 
 func pauseQueue(ctx context.Context, log *slog.Logger, job *rivertype.JobRow, cause *Error) {
