@@ -142,8 +142,10 @@ func (s *Server) postMemory(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "remember: "+err.Error())
 	case res.Duplicate:
+		res.Memory = memories.AgentView(res.Memory)
 		writeJSON(w, http.StatusOK, res)
 	default:
+		res.Memory = memories.AgentView(res.Memory)
 		writeJSON(w, http.StatusCreated, res)
 	}
 }
@@ -205,7 +207,7 @@ func (s *Server) verifyMemory(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "verify: "+err.Error())
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"memory": m})
+		writeJSON(w, http.StatusOK, map[string]any{"memory": memories.AgentView(m)})
 	}
 }
 
@@ -234,6 +236,6 @@ func (s *Server) invalidateMemory(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "invalidate: "+err.Error())
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"memory": m, "changed": changed})
+		writeJSON(w, http.StatusOK, map[string]any{"memory": memories.AgentView(m), "changed": changed})
 	}
 }

@@ -26,3 +26,23 @@ func Gated(ms []memory.Memory) []memory.Memory {
 // agent-facing answer: one line, redacted, neutralized; ok is false when
 // it must not be shown.
 func served(text string) (string, bool) { return trust.Line(text) }
+
+// AgentView is a memory as an agent-facing answer (remember's duplicate,
+// invalidate, verify) may show it: a quarantined memory's text is never
+// shown, and every other text passes the render-time gate again, since a
+// row written before the gate's current rules may hold anything.
+func AgentView(m memory.Memory) memory.Memory {
+	if line, ok := served(m.Text); ok && !m.Quarantined {
+		m.Text = line
+	} else {
+		m.Text = "(not shown: quarantined by the trust gate)"
+	}
+	if m.InvalidReason != "" {
+		if line, ok := served(m.InvalidReason); ok {
+			m.InvalidReason = line
+		} else {
+			m.InvalidReason = "(not shown: withheld by the trust gate)"
+		}
+	}
+	return m
+}

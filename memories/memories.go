@@ -163,7 +163,7 @@ type NotLiveError struct {
 }
 
 func (e *NotLiveError) Error() string {
-	m := e.Memory
+	m := AgentView(e.Memory)
 	if m.Quarantined {
 		return fmt.Sprintf("memory %d is quarantined (%s): it is never served, so it cannot be verified", m.ID, m.QuarantineReason)
 	}

@@ -8,6 +8,8 @@ package memory
 import (
 	"strings"
 	"time"
+
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // Kind says what a memory is about. The retro job writes the first five; the
@@ -153,9 +155,20 @@ func (m Memory) Invalidated(at time.Time, reason string, supersededBy int64) Mem
 		return m
 	}
 	m.InvalidAt = at.UTC()
-	m.InvalidReason = cutRunes(strings.TrimSpace(reason), MaxReasonRunes)
+	m.InvalidReason = cutRunes(strings.TrimSpace(gatedReason(reason)), MaxReasonRunes)
 	m.SupersededBy = supersededBy
 	return m
+}
+
+// gatedReason is an invalidation reason through the trust gate: the agent
+// writes it and verify's refusal shows it back, so a credential in it is
+// redacted and an instruction-like one is not kept.
+func gatedReason(reason string) string {
+	v := trust.Check(reason)
+	if v.Quarantined {
+		return "reason withheld by the trust gate (" + v.Reason + ")"
+	}
+	return trust.OneLine(v.Text)
 }
 
 func cutRunes(s string, n int) string {
