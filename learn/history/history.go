@@ -9,9 +9,6 @@ package history
 
 import "time"
 
-// DefaultMaxSessionAge is learn.max_session_age's default.
-const DefaultMaxSessionAge = 24 * time.Hour
-
 // Reason is written as the end reason of a session the idle sweep closes
 // without running its end hooks.
 const Reason = "historical"

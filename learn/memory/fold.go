@@ -8,7 +8,7 @@ import "github.com/mullhq/mull/learn/trust"
 func FoldWidth(s string) string { return trust.FoldWidth(s) }
 
 // jsSpace is JavaScript's \s spelt out for Go's regexp (the seed's patterns
-// are JavaScript's), and sp one of them.
-const jsSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
+// are JavaScript's), the gate's own, and sp one of them.
+const jsSpace = trust.JSSpace
 
 const sp = `[` + jsSpace + `]`

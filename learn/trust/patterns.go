@@ -9,15 +9,13 @@ import (
 
 // The seed's patterns are JavaScript regular expressions. JavaScript's \s
 // also matches Unicode spaces (U+3000, NBSP…) and its . and ^ treat \r,
-// U+2028 and U+2029 as line ends; Go's do not. So \s is spelt out as jsSpace
+// U+2028 and U+2029 as line ends; Go's do not. So \s is spelt out as JSSpace
 // and line ends are unified before matching: a full-width space must not
 // slip an "ignore previous instructions" past Go where it could not slip
 // past the seed.
-const jsSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
+const JSSpace = `\t\n\v\f\r \x{a0}\x{1680}\x{2000}-\x{200a}\x{2028}\x{2029}\x{202f}\x{205f}\x{3000}\x{feff}`
 
-const sp = `[` + jsSpace + `]`
-
-var lineEnds = strings.NewReplacer("\r\n", "\n", "\r", "\n", "\u2028", "\n", "\u2029", "\n")
+const sp = `[` + JSSpace + `]`
 
 type instruction struct {
 	name string
