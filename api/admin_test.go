@@ -208,7 +208,7 @@ func TestDLQRetry(t *testing.T) {
 		if !reflect.DeepEqual(got, want) {
 			t.Fatalf("retry by ids = %+v, want %+v", got, want)
 		}
-		if row := enginetest.WaitFinal(t, f.events, a.ID, wait); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, f.events, a.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("retried job ended %s", row.State)
 		}
 
@@ -216,7 +216,7 @@ func TestDLQRetry(t *testing.T) {
 		if len(got.Results) != 1 || got.Results[0].ID != b.ID || got.Retried != 1 {
 			t.Fatalf("retry by kind = %+v", got)
 		}
-		if row := enginetest.WaitFinal(t, f.events, b.ID, wait); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, f.events, b.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("retried job ended %s", row.State)
 		}
 

@@ -21,9 +21,6 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-// wait bounds every wait on River; generous for a loaded 2-core machine.
-const wait = 30 * time.Second
-
 // loopback is the RemoteAddr of requests unless a test says otherwise;
 // httptest.NewRequest's default (192.0.2.1) is not loopback.
 const loopback = "127.0.0.1:40000"
@@ -102,7 +99,7 @@ func (f *fixture) run(mode string) *rivertype.JobRow {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	return enginetest.WaitFinal(f.t, f.events, res.Job.ID, wait)
+	return enginetest.WaitFinal(f.t, f.events, res.Job.ID)
 }
 
 // dead runs a job that must end as a dead letter.

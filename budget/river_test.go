@@ -69,7 +69,7 @@ func TestLLMJobsSnoozeUntilTheReset(t *testing.T) {
 		}
 		seen := map[int64]rivertype.JobState{}
 		for len(seen) < jobs {
-			ev := enginetest.WaitFor(t, events, time.Minute, func(*river.Event) bool { return true })
+			ev := enginetest.WaitFor(t, events, func(*river.Event) bool { return true })
 			if ev.Kind != river.EventKindJobCompleted && ev.Kind != river.EventKindJobSnoozed {
 				t.Fatalf("job %d: event %s, state %s, errors %v", ev.Job.ID, ev.Kind, ev.Job.State, ev.Job.Errors)
 			}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mullhq/mull/dlq"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -350,8 +351,8 @@ func TestRetryBlockedByNewerUniqueJob(t *testing.T) {
 			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning,
 			rivertype.JobStateRetryable, rivertype.JobStateScheduled,
 		}}}
-		dead3 := enginetest.WaitFinal(t, f.events, f.insert(uniqueArgs{Key: "k3", Fail: true}, loose).ID, wait)
-		done3 := enginetest.WaitFinal(t, f.events, f.insert(uniqueArgs{Key: "k3"}, loose).ID, wait)
+		dead3 := enginetest.WaitFinal(t, f.events, f.insert(uniqueArgs{Key: "k3", Fail: true}, loose).ID)
+		done3 := enginetest.WaitFinal(t, f.events, f.insert(uniqueArgs{Key: "k3"}, loose).ID)
 		if dead3.State != rivertype.JobStateDiscarded || done3.State != rivertype.JobStateCompleted {
 			t.Fatalf("loose unique jobs ended %s and %s", dead3.State, done3.State)
 		}
@@ -481,7 +482,7 @@ func TestManyDeadLetters(t *testing.T) {
 		for _, r := range inserted {
 			want[r.Job.ID] = true
 		}
-		deadline := time.After(2 * time.Minute)
+		deadline := testwait.After(t)
 		for died := map[int64]bool{}; len(died) < n; {
 			select {
 			case ev := <-events:

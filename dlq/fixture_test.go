@@ -16,9 +16,6 @@ import (
 	"github.com/mullhq/mull/workflows"
 )
 
-// wait bounds every wait on River; generous for a loaded 2-core machine.
-const wait = 30 * time.Second
-
 // failArgs is a test job whose Mode says how each attempt ends: "fail"
 // returns an error, "cancel" cancels with an error, "cutoff" cancels the
 // way a workflow step cut off by its failed run is, anything else succeeds.
@@ -142,7 +139,7 @@ func (f *fixture) insert(args river.JobArgs, opts *river.InsertOpts) *rivertype.
 // one at a time so that they die in insertion order.
 func (f *fixture) run(args river.JobArgs) *rivertype.JobRow {
 	f.t.Helper()
-	return enginetest.WaitFinal(f.t, f.events, f.insert(args, nil).ID, wait)
+	return enginetest.WaitFinal(f.t, f.events, f.insert(args, nil).ID)
 }
 
 // dead runs a job that must end as a dead letter.
@@ -158,7 +155,7 @@ func (f *fixture) dead(args river.JobArgs) *rivertype.JobRow {
 // waitFinal waits for a job that is already in the queue (a retried one).
 func (f *fixture) waitFinal(id int64) *rivertype.JobRow {
 	f.t.Helper()
-	return enginetest.WaitFinal(f.t, f.events, id, wait)
+	return enginetest.WaitFinal(f.t, f.events, id)
 }
 
 // get reads a job's current row.
@@ -180,7 +177,7 @@ func (f *fixture) pauseMaintenance() {
 	if err := f.c.QueuePause(context.Background(), "maintenance", nil); err != nil {
 		f.t.Fatalf("pause maintenance: %v", err)
 	}
-	enginetest.WaitFor(f.t, paused, wait, func(ev *river.Event) bool {
+	enginetest.WaitFor(f.t, paused, func(ev *river.Event) bool {
 		return ev.Queue != nil && ev.Queue.Name == "maintenance"
 	})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -91,7 +92,7 @@ func TestTwoWorkersOneLeader(t *testing.T) {
 			t.Cleanup(func() { _ = c.Stop(context.Background()) })
 		}
 		seen := map[int64]bool{}
-		deadline := time.After(60 * time.Second)
+		deadline := testwait.After(t)
 		for len(seen) < 3 {
 			select {
 			case ev := <-events[0]:

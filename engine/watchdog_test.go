@@ -13,6 +13,7 @@ import (
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -65,7 +66,7 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 		}
 		select {
 		case <-held.started:
-		case <-time.After(30 * time.Second):
+		case <-testwait.After(t):
 			t.Fatal("worker A never started the job")
 		}
 		now := time.Now()
@@ -115,7 +116,7 @@ func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = b.Stop(context.Background()) })
-		if row := enginetest.WaitFinal(t, events, res.Job.ID, 60*time.Second); row.State != rivertype.JobStateCompleted || row.Attempt != 2 {
+		if row := enginetest.WaitFinal(t, events, res.Job.ID); row.State != rivertype.JobStateCompleted || row.Attempt != 2 {
 			t.Fatalf("rescued job ended %s on attempt %d (attempted by %v, errors %+v); want completed on attempt 2", row.State, row.Attempt, row.AttemptedBy, row.Errors)
 		}
 	})

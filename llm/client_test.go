@@ -17,6 +17,7 @@ import (
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
@@ -171,8 +172,14 @@ func TestFaultClasses(t *testing.T) {
 			if tt.fault == fakeds.FaultRateLimit {
 				rule.RetryAfter = 3
 			}
+			// Only the hang has to outlast the call timeout; every other
+			// fault's answer gets the test's whole patience to arrive.
+			timeout := testwait.Patience(t)
+			if tt.fault == fakeds.FaultHang {
+				timeout = 300 * time.Millisecond
+			}
 			c, _, rec := setup(t, &fakeds.Script{Rules: []fakeds.Rule{rule}}, func(l *config.LLM) {
-				l.CallTimeout = config.Duration(300 * time.Millisecond)
+				l.CallTimeout = config.Duration(timeout)
 			})
 			_, _, err := llm.CompleteJSON[llmprobe.Output](context.Background(), c, probeCall("hi"))
 			var e *llm.Error
@@ -294,7 +301,7 @@ func TestRecordRunningWhileInFlight(t *testing.T) {
 	case <-arrived:
 	case err := <-done:
 		t.Fatalf("call returned before it reached the fake: %v", err)
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t):
 		t.Fatal("the call never reached the fake")
 	}
 	held := rec.rows()
@@ -310,7 +317,7 @@ func TestRecordRunningWhileInFlight(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t):
 		t.Fatal("the call did not return once released")
 	}
 	rows := rec.rows()

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
@@ -40,7 +41,7 @@ func newService(t *testing.T, s *store.Store, scope string) (*memories.Service, 
 // polls and fails the test if who finished instead of waiting.
 func waitForLockWaiter(t *testing.T, s *store.Store, who string, check func()) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 	defer cancel()
 	for {
 		var n int

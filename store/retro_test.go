@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -302,7 +303,7 @@ func TestOnePendingProposal(t *testing.T) {
 			if r.ok || r.err != nil {
 				t.Fatalf("second at once: stored %t, %v; want not stored, no error", r.ok, r.err)
 			}
-		case <-time.After(30 * time.Second):
+		case <-testwait.After(t):
 			t.Fatal("the second insert did not return")
 		}
 		err = s.InTx(ctx, func(tx *sql.Tx) error {

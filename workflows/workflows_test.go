@@ -18,12 +18,12 @@ import (
 
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/workflows"
 )
 
-const wait = 60 * time.Second
 
 // calcArgs is the test step kind: each step outputs its Value plus the
 // outputs of the steps it comes after.
@@ -136,7 +136,8 @@ func (e *env) get(t *testing.T, id string) (store.WorkflowRun, map[string]store.
 // waitRun re-reads the run after each River event until it has status.
 func (e *env) waitRun(t *testing.T, id, status string) (store.WorkflowRun, map[string]store.WorkflowStep) {
 	t.Helper()
-	deadline := time.After(wait)
+	patience := testwait.Patience(t)
+	deadline := time.After(patience)
 	for {
 		run, steps := e.get(t, id)
 		if run.Status == status {
@@ -145,7 +146,7 @@ func (e *env) waitRun(t *testing.T, id, status string) (store.WorkflowRun, map[s
 		select {
 		case <-e.events:
 		case <-deadline:
-			t.Fatalf("run %s is %s after %s; want %s (error %q)", id, run.Status, wait, status, run.Error)
+			t.Fatalf("run %s is %s after %s; want %s (error %q)", id, run.Status, patience, status, run.Error)
 		}
 	}
 }
@@ -153,7 +154,8 @@ func (e *env) waitRun(t *testing.T, id, status string) (store.WorkflowRun, map[s
 // waitJob re-reads a job after each River event until it is in state.
 func (e *env) waitJob(t *testing.T, id int64, state rivertype.JobState) {
 	t.Helper()
-	deadline := time.After(wait)
+	patience := testwait.Patience(t)
+	deadline := time.After(patience)
 	for {
 		job, err := e.client.JobGet(context.Background(), id)
 		if err != nil {
@@ -165,7 +167,7 @@ func (e *env) waitJob(t *testing.T, id int64, state rivertype.JobState) {
 		select {
 		case <-e.events:
 		case <-deadline:
-			t.Fatalf("job %d is %s after %s; want %s", id, job.State, wait, state)
+			t.Fatalf("job %d is %s after %s; want %s", id, job.State, patience, state)
 		}
 	}
 }
@@ -331,7 +333,7 @@ func TestFanOutFanIn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enginetest.WaitFor(t, e.events, wait, func(ev *river.Event) bool {
+		enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 			return ev.Job.ID == g.JobID && ev.Job.Attempt > retried.Attempt && ev.Job.State == rivertype.JobStateCompleted
 		})
 		if run, _ := e.get(t, id); calls.get("g") != 1 || run.Status != store.WorkflowSucceeded {
@@ -452,14 +454,14 @@ func TestCancel(t *testing.T) {
 		id := e.start(t, diamond())
 		select {
 		case <-started:
-		case <-time.After(wait):
+		case <-testwait.After(t):
 			t.Fatal("step a never started")
 		}
 		_, steps := e.get(t, id)
 		if err := e.r.Cancel(ctx, e.client, id); err != nil {
 			t.Fatal(err)
 		}
-		if job := enginetest.WaitFinal(t, e.events, steps["a"].JobID, wait); job.State != rivertype.JobStateCancelled {
+		if job := enginetest.WaitFinal(t, e.events, steps["a"].JobID); job.State != rivertype.JobStateCancelled {
 			t.Fatalf("a's job ended %s; want cancelled", job.State)
 		}
 		run, _ := e.get(t, id)
@@ -517,7 +519,7 @@ func TestReconcile(t *testing.T) {
 		if res.Job.Queue != "maintenance" {
 			t.Fatalf("reconcile job on queue %q", res.Job.Queue)
 		}
-		if job := enginetest.WaitFinal(t, events, res.Job.ID, wait); job.State != rivertype.JobStateCompleted {
+		if job := enginetest.WaitFinal(t, events, res.Job.ID); job.State != rivertype.JobStateCompleted {
 			t.Fatalf("reconcile job ended %s", job.State)
 		}
 		run, _ = e.get(t, deleted)

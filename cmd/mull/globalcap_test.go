@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -24,7 +25,7 @@ func TestGlobalCapBoundsManyWorkspaces(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			url := dbURL(storetest.Database(t, dialect))
-			ctx, cancel := context.WithTimeout(context.Background(), testWait(t))
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
 			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
 				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)

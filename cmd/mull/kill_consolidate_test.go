@@ -67,7 +67,7 @@ func TestConsolidateSurvivesSIGKILL(t *testing.T) {
 			t.Logf("killed %s into the 4th merge call, %d of %d chunks done", after, done, total)
 
 			w = r.start(t)
-			run = waitRunDone(t, runner, st.RunID, time.Minute)
+			run = waitRunDone(t, runner, st.RunID)
 			r.stop(t, w)
 			if run.Status != store.WorkflowSucceeded {
 				t.Fatalf("run ended %s: %s", run.Status, run.Error)

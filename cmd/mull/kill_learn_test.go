@@ -16,6 +16,7 @@ import (
 
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
@@ -174,7 +175,7 @@ func (tp *tap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // waitSignal waits for label on ch; other labels are dropped.
 func waitSignal(t *testing.T, ch <-chan string, label string) {
 	t.Helper()
-	deadline := time.After(time.Minute)
+	deadline := testwait.After(t)
 	for {
 		select {
 		case got := <-ch:
@@ -182,7 +183,7 @@ func waitSignal(t *testing.T, ch <-chan string, label string) {
 				return
 			}
 		case <-deadline:
-			t.Fatalf("no %q request reached the fake in a minute", label)
+			t.Fatalf("no %q request reached the fake in time", label)
 		}
 	}
 }
@@ -190,7 +191,7 @@ func waitSignal(t *testing.T, ch <-chan string, label string) {
 // waitJob waits until another process finalizes the job.
 func waitJob(t *testing.T, a *app, id int64) *rivertype.JobRow {
 	t.Helper()
-	job, err := waitFinal(context.Background(), a.client, id, time.Minute)
+	job, err := waitFinal(context.Background(), a.client, id, testwait.Patience(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/workflows"
@@ -114,7 +115,7 @@ func TestWorkflowSurvivesSIGKILL(t *testing.T) {
 			}
 			w := startMull(t, env, logFile, "worker")
 			waitLog(t, logFile.Name(), `"msg":"workers started"`, 6)
-			run := waitRunDone(t, runner, runID, 2*time.Minute)
+			run := waitRunDone(t, runner, runID)
 			_ = w.Process.Signal(syscall.SIGTERM)
 			if err := w.Wait(); err != nil {
 				t.Errorf("worker exit after SIGTERM: %v", err)
@@ -144,7 +145,7 @@ func waitLog(t *testing.T, path, want string, n int) {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
-	deadline := time.After(time.Minute)
+	deadline := testwait.After(t)
 	for {
 		b, _ := os.ReadFile(path)
 		if strings.Count(string(b), want) >= n {
@@ -153,7 +154,7 @@ func waitLog(t *testing.T, path, want string, n int) {
 		select {
 		case <-tick.C:
 		case <-deadline:
-			t.Fatalf("no %d× %q in the worker log after a minute", n, want)
+			t.Fatalf("no %d× %q in the worker log in time", n, want)
 		}
 	}
 }
@@ -169,8 +170,9 @@ func summary(run store.WorkflowRun) string {
 }
 
 // waitRunDone polls another process's progress until the run leaves running.
-func waitRunDone(t *testing.T, r *workflows.Runner, id string, timeout time.Duration) store.WorkflowRun {
+func waitRunDone(t *testing.T, r *workflows.Runner, id string) store.WorkflowRun {
 	t.Helper()
+	timeout := testwait.Patience(t)
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
 	deadline := time.After(timeout)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -35,7 +35,7 @@ func TestServeFakeLLMEndToEnd(t *testing.T) {
 				stopServe()
 				select {
 				case <-served:
-				case <-time.After(60 * time.Second):
+				case <-testwait.After(t):
 					t.Error("serve did not stop")
 				}
 			}()

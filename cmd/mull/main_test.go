@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -175,7 +176,7 @@ func TestProbeToDeadLetterAndBack(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("serve exited %d\n%s", code, serveLog.String())
 				}
-			case <-time.After(60 * time.Second):
+			case <-testwait.After(t):
 				t.Fatal("serve did not stop after its context was cancelled")
 			}
 			if !strings.Contains(serveLog.String(), `"msg":"stopped"`) {

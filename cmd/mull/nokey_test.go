@@ -7,12 +7,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"testing"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/llm"
@@ -30,7 +30,7 @@ func TestNoKeyPausesLLMQueue(t *testing.T) {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Database(t, dialect)
 			url := dbURL(db)
-			ctx, cancel := context.WithTimeout(context.Background(), testWait(t))
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
 			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
 				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
@@ -138,7 +138,7 @@ func openWorking(t *testing.T, ctx context.Context, url string) *app {
 
 func stopWorking(t *testing.T, a *app) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	sctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 	defer cancel()
 	if err := a.client.Stop(sctx); err != nil {
 		t.Error(err)
@@ -158,12 +158,4 @@ func waitCompleted(t *testing.T, ctx context.Context, events <-chan *river.Event
 			t.Fatalf("job %d did not complete: %v", id, ctx.Err())
 		}
 	}
-}
-
-// testWait is most of the test's deadline, or a minute without one.
-func testWait(t *testing.T) time.Duration {
-	if d, ok := t.Deadline(); ok {
-		return time.Until(d) * 3 / 4
-	}
-	return time.Minute
 }

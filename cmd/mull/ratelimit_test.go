@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
@@ -25,7 +26,7 @@ func TestEndless429DeadLetters(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			url := dbURL(storetest.Database(t, dialect))
-			ctx, cancel := context.WithTimeout(context.Background(), testWait(t))
+			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
 			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
 				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)

@@ -21,6 +21,7 @@ import (
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
@@ -222,7 +223,7 @@ func startWorker(t *testing.T, base []string) func() {
 				if code != 0 {
 					t.Errorf("worker exited %d\n%s", code, log.String())
 				}
-			case <-time.After(60 * time.Second):
+			case <-testwait.After(t):
 				t.Error("worker did not stop")
 			}
 		})

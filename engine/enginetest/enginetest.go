@@ -15,6 +15,7 @@ import (
 
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 )
 
@@ -71,9 +72,11 @@ func Events(t testing.TB, c *engine.Client) <-chan *river.Event {
 }
 
 // WaitFinal waits until job id reaches a final state (completed, cancelled
-// or discarded) and returns its row as the event carried it.
-func WaitFinal(t testing.TB, events <-chan *river.Event, id int64, timeout time.Duration) *rivertype.JobRow {
+// or discarded) and returns its row as the event carried it. It waits as
+// long as the test's deadline allows (testwait.Patience).
+func WaitFinal(t testing.TB, events <-chan *river.Event, id int64) *rivertype.JobRow {
 	t.Helper()
+	timeout := testwait.Patience(t)
 	deadline := time.After(timeout)
 	for {
 		select {
@@ -92,9 +95,11 @@ func WaitFinal(t testing.TB, events <-chan *river.Event, id int64, timeout time.
 	}
 }
 
-// WaitFor waits until pred accepts an event and returns that event.
-func WaitFor(t testing.TB, events <-chan *river.Event, timeout time.Duration, pred func(*river.Event) bool) *river.Event {
+// WaitFor waits until pred accepts an event and returns that event, as
+// long as the test's deadline allows (testwait.Patience).
+func WaitFor(t testing.TB, events <-chan *river.Event, pred func(*river.Event) bool) *river.Event {
 	t.Helper()
+	timeout := testwait.Patience(t)
 	deadline := time.After(timeout)
 	for {
 		select {

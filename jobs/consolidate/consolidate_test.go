@@ -95,7 +95,7 @@ func (e *env) run(t testing.TB, args consolidate.Args) (store.ConsolidateState, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+	if row := enginetest.WaitFinal(t, e.events, res.Job.ID); row.State != rivertype.JobStateCompleted {
 		t.Fatalf("planner %d ended %s: %v", res.Job.ID, row.State, row.Errors)
 	}
 	st, _, err := e.s.GetConsolidateState(ctx, e.s.DB, args.Workspace)
@@ -124,7 +124,7 @@ func (e *env) waitRun(t testing.TB, runID string) (store.ConsolidateState, *cons
 		t.Fatal(err)
 	}
 	if run.Status == store.WorkflowRunning {
-		ev := enginetest.WaitFor(t, e.events, 60*time.Second, func(ev *river.Event) bool {
+		ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 			if ev.Job.Kind != "consolidate_derive" || !strings.Contains(string(ev.Job.EncodedArgs), runID) {
 				return false
 			}
@@ -319,8 +319,8 @@ func TestConsolidateCooldownInFlightAndDryRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second)
-		ev := enginetest.WaitFor(t, sub, 30*time.Second, func(ev *river.Event) bool { return ev.Job.Kind == "consolidate" })
+		enginetest.WaitFinal(t, e.events, res.Job.ID)
+		ev := enginetest.WaitFor(t, sub, func(ev *river.Event) bool { return ev.Job.Kind == "consolidate" })
 		var a consolidate.Args
 		if err := json.Unmarshal(ev.Job.EncodedArgs, &a); err != nil || a.Workspace != other || a.Reason != consolidate.ReasonCron {
 			t.Fatalf("sweep enqueued %s (%v)", ev.Job.EncodedArgs, err)

@@ -38,14 +38,14 @@ func TestConsolidateResumesAfterKill(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second)
+		enginetest.WaitFinal(t, e.events, res.Job.ID)
 		st, _, err := s.GetConsolidateState(ctx, s.DB, ws)
 		if err != nil || st.RunID == "" {
 			t.Fatalf("no run started: %+v %v", st, err)
 		}
 		runID := st.RunID
 		for range 3 {
-			enginetest.WaitFor(t, e.events, 30*time.Second, func(ev *river.Event) bool {
+			enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 				return ev.Job.Kind == "consolidate_merge" && ev.Job.State == rivertype.JobStateCompleted
 			})
 		}

@@ -90,7 +90,7 @@ func TestFaultsEndAsDesigned(t *testing.T) {
 			ids[e.insert(t, tt.prompt)] = i
 		}
 		for range tests {
-			ev := enginetest.WaitFor(t, e.events, 60*time.Second, func(ev *river.Event) bool {
+			ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 				_, ok := ids[ev.Job.ID]
 				return ok && ev.Job.FinalizedAt != nil
 			})
@@ -113,7 +113,7 @@ func TestBalanceExhaustedPausesTheQueue(t *testing.T) {
 		e := start(t, s, rules(fakeds.Rule{Marker: "broke", Fault: fakeds.FaultBalance, Times: 1}), nil, 200)
 		ctx := context.Background()
 		id := e.insert(t, "broke")
-		ev := enginetest.WaitFor(t, e.events, 30*time.Second, func(ev *river.Event) bool {
+		ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 			return ev.Job.ID == id && ev.Kind == river.EventKindJobSnoozed
 		})
 		if ev.Job.State != rivertype.JobStateScheduled {
@@ -131,7 +131,7 @@ func TestBalanceExhaustedPausesTheQueue(t *testing.T) {
 		if _, err := e.client.JobRetry(ctx, id); err != nil {
 			t.Fatal(err)
 		}
-		row := enginetest.WaitFinal(t, e.events, id, 30*time.Second)
+		row := enginetest.WaitFinal(t, e.events, id)
 		if row.State != rivertype.JobStateCompleted {
 			t.Fatalf("after resume the job ended %s: %v", row.State, row.Errors)
 		}
@@ -160,7 +160,7 @@ func TestBudgetHoldsUnderFiftyJobs(t *testing.T) {
 		}
 		completed, snoozed := 0, 0
 		for len(pending) > 0 {
-			ev := enginetest.WaitFor(t, e.events, 60*time.Second, func(ev *river.Event) bool { return pending[ev.Job.ID] })
+			ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool { return pending[ev.Job.ID] })
 			switch ev.Kind {
 			case river.EventKindJobCompleted:
 				completed++
@@ -208,7 +208,7 @@ func TestSecondProbeHitsThePrefixCache(t *testing.T) {
 		ctx := context.Background()
 		for _, p := range []string{"first", "second"} {
 			id := e.insert(t, p)
-			if row := enginetest.WaitFinal(t, e.events, id, 30*time.Second); row.State != rivertype.JobStateCompleted {
+			if row := enginetest.WaitFinal(t, e.events, id); row.State != rivertype.JobStateCompleted {
 				t.Fatalf("probe %s: %s %v", p, row.State, row.Errors)
 			}
 		}

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/riverqueue/river/rivertype"
 
@@ -28,7 +27,7 @@ func TestProbe(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row := enginetest.WaitFinal(t, events, ok.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, events, ok.Job.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("succeeding probe ended %s", row.State)
 		}
 
@@ -43,7 +42,7 @@ func TestProbe(t *testing.T) {
 		if failing.Job.MaxAttempts != 2 || failing.Job.Queue != "default" {
 			t.Fatalf("spec not applied on insert: max_attempts=%d queue=%s", failing.Job.MaxAttempts, failing.Job.Queue)
 		}
-		row := enginetest.WaitFinal(t, events, failing.Job.ID, 30*time.Second)
+		row := enginetest.WaitFinal(t, events, failing.Job.ID)
 		if row.State != rivertype.JobStateDiscarded || row.Attempt != 2 {
 			t.Fatalf("failing probe ended %s after %d attempts; want discarded after 2", row.State, row.Attempt)
 		}

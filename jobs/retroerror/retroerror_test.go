@@ -293,7 +293,7 @@ func TestWorkerApplies(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row := enginetest.WaitFinal(t, evs, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, evs, res.Job.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("retro_error job %d ended %s: %v", res.Job.ID, row.State, row.Errors)
 		}
 		ms, err := s.ListMemories(ctx, s.DB, store.MemoryFilter{Workspaces: []string{ws}, All: true, Oldest: true})

@@ -131,7 +131,7 @@ func waitCompleted(t *testing.T, e *env, ids ...int64) {
 		left[id] = true
 	}
 	for len(left) > 0 {
-		ev := enginetest.WaitFor(t, e.events, 60*time.Second, func(ev *river.Event) bool {
+		ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 			return left[ev.Job.ID] && ev.Job.FinalizedAt != nil
 		})
 		if ev.Job.State != rivertype.JobStateCompleted {

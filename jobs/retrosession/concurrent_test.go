@@ -3,8 +3,8 @@ package retrosession_test
 import (
 	"context"
 	"testing"
-	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/llm/llmtest"
@@ -24,7 +24,7 @@ func TestConcurrentRetrosAddOnce(t *testing.T) {
 			arrived <- struct{}{}
 			select {
 			case <-release:
-			case <-time.After(30 * time.Second):
+			case <-testwait.After(t):
 			}
 		}
 		reply := &fakeds.Response{Content: mustJSON(answer)}
@@ -40,7 +40,7 @@ func TestConcurrentRetrosAddOnce(t *testing.T) {
 		for range 2 {
 			select {
 			case <-arrived:
-			case <-time.After(30 * time.Second):
+			case <-testwait.After(t):
 				t.Fatal("the two retros were not both answered and held")
 			}
 		}

@@ -159,7 +159,7 @@ func TestFixtureRetros(t *testing.T) {
 			if err != nil || res.UniqueSkippedAsDuplicate {
 				t.Fatalf("second retro of %s: %v (skipped as duplicate: %t)", f.session, err, res != nil && res.UniqueSkippedAsDuplicate)
 			}
-			if row := enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+			if row := enginetest.WaitFinal(t, e.events, res.Job.ID); row.State != rivertype.JobStateCompleted {
 				t.Fatalf("second retro job %d ended %s: %v", row.ID, row.State, row.Errors)
 			}
 			checkApplied(t, s, f, first[f.session].ID, 1)
@@ -218,7 +218,7 @@ func waitRetros(t *testing.T, e *env, n int) map[string]*rivertype.JobRow {
 	t.Helper()
 	done := map[string]*rivertype.JobRow{}
 	for len(done) < n {
-		ev := enginetest.WaitFor(t, e.events, 60*time.Second, func(ev *river.Event) bool {
+		ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
 			return ev.Job.Kind == "retro_session" && ev.Job.FinalizedAt != nil
 		})
 		if ev.Job.State != rivertype.JobStateCompleted {

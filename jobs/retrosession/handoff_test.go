@@ -57,7 +57,7 @@ func TestLateRetroKeepsNewerHandoff(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row := enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, e.events, res.Job.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("rerun ended %s: %v", row.State, row.Errors)
 		}
 		if h, _, _ := s.GetHandoff(ctx, s.DB, ws); h.JobID != res.Job.ID {

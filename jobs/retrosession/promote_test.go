@@ -140,7 +140,7 @@ func TestRetroErrorPromotesUnderScopeBoth(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row := enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+		if row := enginetest.WaitFinal(t, e.events, res.Job.ID); row.State != rivertype.JobStateCompleted {
 			t.Fatalf("retro_error job ended %s: %v", row.State, row.Errors)
 		}
 		if g := global(t, s); len(g) != 4 || g[1].PromotedFrom != "proj" {

@@ -117,7 +117,7 @@ func (e *env) run(t *testing.T, sessionID string) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row := enginetest.WaitFinal(t, e.events, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted {
+	if row := enginetest.WaitFinal(t, e.events, res.Job.ID); row.State != rivertype.JobStateCompleted {
 		t.Fatalf("retro job %d ended %s: %v", res.Job.ID, row.State, row.Errors)
 	}
 	return res.Job.ID

@@ -39,7 +39,7 @@ func TestWorkerEndsIdleSessions(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if row := enginetest.WaitFinal(t, evs, res.Job.ID, 30*time.Second); row.State != rivertype.JobStateCompleted || row.Queue != "maintenance" {
+		if row := enginetest.WaitFinal(t, evs, res.Job.ID); row.State != rivertype.JobStateCompleted || row.Queue != "maintenance" {
 			t.Fatalf("session_idle job ended %s on queue %s", row.State, row.Queue)
 		}
 		for id, want := range map[string]string{"session-quiet": store.SessionIdle, "session-busy": store.SessionOpen} {

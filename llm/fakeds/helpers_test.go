@@ -13,6 +13,7 @@ import (
 
 	openai "github.com/sashabaranov/go-openai"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/llm/fakeds"
 )
 
@@ -176,7 +177,7 @@ func waitDone(t *testing.T, done <-chan struct{}, what string) {
 	t.Helper()
 	select {
 	case <-done:
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t):
 		t.Fatalf("%s: timed out", what)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/llm/fakeds"
 )
 
@@ -47,7 +48,7 @@ func TestServeStopsOnCancelAndReleasesHeldRequests(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Serve: %v", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-testwait.After(t):
 		t.Fatal("Serve did not return after cancel")
 	}
 	if _, err := io.ReadAll(held.Body); err != nil {
