@@ -18,10 +18,12 @@ export const inject = ['tools', 'systemPrompt']
 /**
  * Cordis entry. Resolves, after the tools are registered, to the disposer
  * that flushes queued events (bounded by timeoutMs) when DSH unloads it.
+ * The third argument is for tests: {clock} replaces the real one
+ * (lib/clock.mjs).
  */
-export async function apply (ctx, config) {
+export async function apply (ctx, config, { clock } = {}) {
   const log = makeLog(ctx, config?.logTo)
-  const bridge = createBridge(ctx, config, { log })
+  const bridge = createBridge(ctx, config, { log, clock })
   if (bridge.config.tools) {
     const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
     registerTools(ctx, bridge, defineTool, log)
@@ -34,9 +36,9 @@ export async function apply (ctx, config) {
  * the tools. Tests call it with a fake ctx and a fake mull.
  * @returns {Bridge}
  */
-export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff } = {}) {
+export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff, clock } = {}) {
   const config = normalizeConfig(rawConfig, msg => log('warn', msg))
-  const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff })
+  const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff, clock })
   ctx.on('agent/session-start', payload => bridge.onSessionStart(payload))
   ctx.on('session/event', (session, event) => bridge.onSessionEvent(session, event))
   ctx.on('agent/error', payload => bridge.onAgentError(payload))

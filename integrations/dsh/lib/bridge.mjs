@@ -3,6 +3,7 @@
 // at once (network work runs in the background) and never throws into DSH.
 
 import { MullClient } from './client.mjs'
+import { realClock } from './clock.mjs'
 import { EventQueue } from './queue.mjs'
 import { DigestCache } from './digest.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
@@ -33,15 +34,17 @@ export class Bridge {
    * @param {string} [o.workspace] - the default workspace (DSH's cwd)
    * @param {typeof fetch} [o.fetch]
    * @param {{minBackoffMs?: number, maxBackoffMs?: number}} [o.backoff] - for tests
+   * @param {import('./clock.mjs').realClock} [o.clock] - for tests
    */
-  constructor ({ config, log, pluginName = 'mull', workspace = process.cwd(), fetch, backoff }) {
+  constructor ({ config, log, pluginName = 'mull', workspace = process.cwd(), fetch, backoff, clock = realClock }) {
     this.config = config
     this.log = log
     this.pluginName = pluginName
     this.workspace = workspace
-    this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, ...backoff })
+    this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, clock, ...backoff })
+    this.clock = clock
     this.queue = new EventQueue({ client: this.client, queueMax: config.queueMax, batchMax: config.batchMax, flushMs: config.flushMs, log })
-    this.digest = new DigestCache({ client: this.client, log })
+    this.digest = new DigestCache({ client: this.client, log, clock })
     this.notices = new Notices({ client: this.client, log })
     this.sessions = new Map()
     this.timer = null
@@ -51,8 +54,7 @@ export class Bridge {
   /** Starts background work: the first digest fetch and the periodic refresh. */
   start () {
     this.digest.refresh(this.workspace, '')
-    this.timer = setInterval(() => this.refreshAll(), this.config.digestRefreshMs)
-    this.timer.unref?.()
+    this.timer = this.clock.setInterval(() => this.refreshAll(), this.config.digestRefreshMs)
   }
 
   /**
@@ -65,11 +67,11 @@ export class Bridge {
    * ingest.idle_timeout.
    */
   async close () {
-    if (this.timer) clearInterval(this.timer)
+    if (this.timer) this.clock.clearInterval(this.timer)
     this.timer = null
     for (const s of this.sessions.values()) {
       this.settleErrors(s)
-      this.queue.push(mullEvent(sessionEndId(s.id), 'session_end', s.id, s.workspace, Date.now(), { reason: 'disposed' }))
+      this.queue.push(mullEvent(sessionEndId(s.id), 'session_end', s.id, s.workspace, this.clock.now(), { reason: 'disposed' }))
     }
     this.queue.close()
     await this.queue.drain(this.config.timeoutMs)
@@ -78,7 +80,7 @@ export class Bridge {
   refreshAll () {
     if (!this.client.available()) return
     if (this.sessions.size === 0) this.digest.refresh(this.workspace, '')
-    const since = Date.now() - IDLE_MS
+    const since = this.clock.now() - IDLE_MS
     for (const s of this.sessions.values()) {
       if (s.seenAt < since) continue
       this.digest.refresh(s.workspace, s.id)
@@ -105,7 +107,7 @@ export class Bridge {
     if (typeof id !== 'string' || !id) return undefined
     let s = this.sessions.get(id)
     if (s) {
-      s.seenAt = Date.now()
+      s.seenAt = this.clock.now()
       this.sessions.delete(id) // re-insert: most recently active last
       this.sessions.set(id, s)
       return s
@@ -116,7 +118,7 @@ export class Bridge {
       workspace: cwdOf(session) ?? this.workspace,
       primary: !(header.delegationDepth > 0),
       turn: 0,
-      seenAt: Date.now(),
+      seenAt: this.clock.now(),
       calls: new Map(),
       start: null,
       errors: [], // agent/error reports waiting for their turn/end
@@ -130,7 +132,7 @@ export class Bridge {
       this.notices.forget(oldest)
       this.settleErrors(gone)
     }
-    s.start = mullEvent(sessionStartId(id), 'session_start', id, s.workspace, header.createdAt ?? Date.now(), { primary: s.primary })
+    s.start = mullEvent(sessionStartId(id), 'session_start', id, s.workspace, header.createdAt ?? this.clock.now(), { primary: s.primary })
     this.queue.push(s.start)
     return s
   }
@@ -193,17 +195,16 @@ export class Bridge {
       const turn = Number.isInteger(payload.turn) && payload.turn > 0 ? payload.turn : undefined
       if (turn && s.erroredTurns.has(turn)) return
       const id = stableId(s.id, 'error', payload.turn, payload.step, message)
-      s.errors.push(mullEvent(id, 'error', s.id, s.workspace, Date.now(), { message, code: errorCode(payload.error), turn }))
+      s.errors.push(mullEvent(id, 'error', s.id, s.workspace, this.clock.now(), { message, code: errorCode(payload.error), turn }))
       if (!s.errorTimer) {
-        s.errorTimer = setTimeout(() => this.settleErrors(s), ERROR_SETTLE_MS)
-        s.errorTimer.unref?.()
+        s.errorTimer = this.clock.setTimeout(() => this.settleErrors(s), ERROR_SETTLE_MS)
       }
     })
   }
 
   /** Sends the agent/error reports no turn/end has covered. */
   settleErrors (s) {
-    if (s.errorTimer) clearTimeout(s.errorTimer)
+    if (s.errorTimer) this.clock.clearTimeout(s.errorTimer)
     s.errorTimer = null
     for (const e of s.errors.splice(0)) this.queue.push(e, { soon: true })
   }

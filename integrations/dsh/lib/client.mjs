@@ -6,6 +6,8 @@
 // (1s, 2s, 4s … up to maxBackoffMs) has passed; then the next call is the
 // probe. A success marks mull up again. Nothing here throws.
 
+import { realClock } from './clock.mjs'
+
 export class MullClient {
   /**
    * @param {object} o
@@ -14,15 +16,15 @@ export class MullClient {
    * @param {number} o.timeoutMs - every request is aborted after this long
    * @param {(level: string, msg: string) => void} o.log
    * @param {typeof fetch} [o.fetch]
-   * @param {() => number} [o.now]
+   * @param {typeof realClock} [o.clock] - timestamps and request deadlines
    */
-  constructor ({ baseUrl, apiToken, timeoutMs, log, fetch: f = globalThis.fetch, now = Date.now, minBackoffMs = 1000, maxBackoffMs = 60000 }) {
+  constructor ({ baseUrl, apiToken, timeoutMs, log, fetch: f = globalThis.fetch, clock = realClock, minBackoffMs = 1000, maxBackoffMs = 60000 }) {
     this.baseUrl = baseUrl
     this.apiToken = apiToken
     this.timeoutMs = timeoutMs
     this.log = log
     this.fetch = f
-    this.now = now
+    this.clock = clock
     this.minBackoffMs = minBackoffMs
     this.maxBackoffMs = maxBackoffMs
     this.down = false
@@ -31,6 +33,10 @@ export class MullClient {
     this.downSince = 0
     /** Events dropped while down, reported when mull is back. */
     this.droppedWhileDown = 0
+  }
+
+  now () {
+    return this.clock.now()
   }
 
   /** Whether a call may go out now: mull is up, or its backoff has passed. */
@@ -63,7 +69,7 @@ export class MullClient {
         method,
         headers: h,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: AbortSignal.timeout(this.timeoutMs)
+        signal: this.clock.deadline(this.timeoutMs)
       })
       text = await res.text()
     } catch (err) {

@@ -18,8 +18,9 @@ export class DigestCache {
    * @param {(level: string, msg: string) => void} o.log
    * @param {number} [o.maxEntries]
    */
-  constructor ({ client, log, maxEntries = 64 }) {
+  constructor ({ client, log, maxEntries = 64, clock = client.clock }) {
     this.client = client
+    this.clock = clock
     this.log = log
     this.maxEntries = maxEntries
     this.entries = new Map() // key → {text, etag, fetchedAt}
@@ -61,7 +62,7 @@ export class DigestCache {
     const res = await this.client.request('GET', '/v1/digest', { query: { workspace, session }, headers })
     if (res === null) return false
     if (res.status === 304) {
-      if (old) old.fetchedAt = Date.now()
+      if (old) old.fetchedAt = this.clock.now()
       return false
     }
     if (res.status !== 200 || typeof res.body?.text !== 'string') {
@@ -71,7 +72,7 @@ export class DigestCache {
     const text = escapeBraces(res.body.text.trim())
     const etag = res.headers?.get?.('etag') || res.body.etag || ''
     this.entries.delete(key) // re-insert: the map's order is least recently refreshed first
-    this.entries.set(key, { text, etag, fetchedAt: Date.now() })
+    this.entries.set(key, { text, etag, fetchedAt: this.clock.now() })
     while (this.entries.size > this.maxEntries) this.entries.delete(this.entries.keys().next().value)
     return !old || old.text !== text
   }

@@ -1,6 +1,9 @@
 // A bounded in-memory queue of mull events, flushed in the background in
 // batches to POST /v1/events. push() never waits and never throws; when the
-// queue is full the oldest event is dropped and counted.
+// queue is full the oldest event is dropped and counted. Its timers and its
+// drain deadline come from the client's clock.
+
+import { aborted } from './clock.mjs'
 
 export class EventQueue {
   /**
@@ -13,6 +16,7 @@ export class EventQueue {
    */
   constructor ({ client, queueMax, batchMax, flushMs, log }) {
     this.client = client
+    this.clock = client.clock
     this.queueMax = queueMax
     this.batchMax = batchMax
     this.batchSize = batchMax // halved after a 413
@@ -52,21 +56,20 @@ export class EventQueue {
     if (this.closed || this.flushing || this.items.length === 0) return
     delay = Math.max(delay, this.client.waitMs())
     if (this.timer) {
-      if (this.timer.at <= Date.now() + delay) return
-      clearTimeout(this.timer.handle)
+      if (this.timer.at <= this.clock.now() + delay) return
+      this.clock.clearTimeout(this.timer.handle)
     }
-    const handle = setTimeout(() => {
+    const handle = this.clock.setTimeout(() => {
       this.timer = null
       this.flush()
     }, delay)
-    handle.unref?.()
-    this.timer = { handle, at: Date.now() + delay }
+    this.timer = { handle, at: this.clock.now() + delay }
   }
 
   /** Sends queued events until the queue is empty or mull is unavailable. Never rejects. */
   flush () {
     if (this.flushing) return this.flushing
-    if (this.timer) { clearTimeout(this.timer.handle); this.timer = null }
+    if (this.timer) { this.clock.clearTimeout(this.timer.handle); this.timer = null }
     this.flushing = this.run().catch(err => {
       this.warnOnce('bug', `mull plugin flush failed: ${err?.stack || err}`)
     }).finally(() => {
@@ -129,19 +132,17 @@ export class EventQueue {
    * rejects; events still queued at the deadline are lost.
    */
   async drain (ms) {
-    const deadline = Date.now() + ms
+    const deadline = this.clock.deadline(ms)
+    const passed = aborted(deadline)
     while (this.items.length > 0 || this.flushing) {
       if (!this.client.available() && !this.flushing) break
-      const left = deadline - Date.now()
-      if (left <= 0) break
-      let t
-      await Promise.race([this.flush(), new Promise(resolve => { t = setTimeout(resolve, left); t.unref?.() })])
-      clearTimeout(t)
+      if (deadline.aborted) break
+      await Promise.race([this.flush(), passed])
     }
   }
 
   close () {
     this.closed = true
-    if (this.timer) { clearTimeout(this.timer.handle); this.timer = null }
+    if (this.timer) { this.clock.clearTimeout(this.timer.handle); this.timer = null }
   }
 }

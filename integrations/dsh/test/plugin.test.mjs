@@ -6,6 +6,7 @@ import * as plugin from '../plugin.mjs'
 import { loadDefineTool } from '../lib/tools.mjs'
 import { FakeMull } from '../testkit/fake-mull.mjs'
 import { FakeCtx, fakeAgent, fakeSession, until } from '../testkit/helpers.mjs'
+import { TestClock } from '../testkit/clock.mjs'
 
 const STUB = fileURLToPath(new URL('../testkit/stub-dsh-tools.mjs', import.meta.url))
 const WS = process.cwd()
@@ -19,11 +20,12 @@ async function startedFake (t) {
 /** Applies the plugin as Cordis would; the disposer runs after the test. */
 async function applied (t, fake, config = {}) {
   const ctx = new FakeCtx()
-  const dispose = await plugin.apply(ctx, { baseUrl: fake.url, dshToolsModule: STUB, ...config })
+  const clock = new TestClock()
+  const dispose = await plugin.apply(ctx, { baseUrl: fake.url, dshToolsModule: STUB, ...config }, { clock })
   assert.equal(typeof dispose, 'function')
   let disposed = false
-  t.after(() => disposed || dispose())
-  return { ctx, dispose: () => { disposed = true; return dispose() } }
+  t.after(() => { if (disposed) return; const d = dispose(); clock.expire(); return d })
+  return { ctx, clock, dispose: () => { disposed = true; return dispose() } }
 }
 
 const tool = (ctx, name) => ctx.registered.find(d => d.name === name)
@@ -98,14 +100,16 @@ test('memory_search queries the workspace and renders the results', async (t) =>
 
 test('tools fail as tool errors when mull is down, quickly', async (t) => {
   const fake = await startedFake(t)
-  const { ctx } = await applied(t, fake, { timeoutMs: 200 })
+  const { ctx, clock } = await applied(t, fake, { timeoutMs: 200 })
   await fake.stop()
   await assert.rejects(tool(ctx, 'remember').execute({ text: 'x' }, {}), /mull is unavailable; the memory was not saved/)
   fake.mode = 'hang'
   await fake.start()
-  const t0 = performance.now()
-  await assert.rejects(tool(ctx, 'memory_search').execute({ query: 'x' }, {}), /mull is unavailable/)
-  assert.ok(performance.now() - t0 < 1000)
+  // A hanging mull: the call ends at its deadline (timeoutMs), as an error.
+  const search = tool(ctx, 'memory_search').execute({ query: 'x' }, {})
+  await until(() => fake.requests.some(r => r.path === '/v1/memories/search'), 'the search reached mull')
+  clock.expire()
+  await assert.rejects(search, /mull is unavailable/)
 })
 
 test('playbook_use posts the use for the caller\'s workspace and renders the record', async (t) => {
@@ -156,7 +160,7 @@ test('playbook_use: an unknown slug or bad arguments are reported, not thrown', 
 test('playbook_use: mull down or hanging gives a result saying so, quickly', async (t) => {
   const fake = await startedFake(t)
   fake.addPlaybook(WS, 'release')
-  const { ctx } = await applied(t, fake, { timeoutMs: 200 })
+  const { ctx, clock } = await applied(t, fake, { timeoutMs: 200 })
   const use = tool(ctx, 'playbook_use')
   await fake.stop()
   const down = await use.execute({ slug: 'release', success: true }, {})
@@ -164,9 +168,10 @@ test('playbook_use: mull down or hanging gives a result saying so, quickly', asy
   assert.equal(use.output.render({}, down)[0].text, 'Not recorded: mull is unavailable; the use was not recorded')
   fake.mode = 'hang'
   await fake.start()
-  const t0 = performance.now()
-  assert.equal((await use.execute({ slug: 'release', success: false }, {})).recorded, false)
-  assert.ok(performance.now() - t0 < 1000)
+  const hung = use.execute({ slug: 'release', success: false }, {})
+  await until(() => fake.requests.some(r => r.path === '/v1/playbooks/release/use'), 'the use reached mull')
+  clock.expire()
+  assert.equal((await hung).recorded, false, 'a hanging mull: not recorded, at the deadline')
   fake.mode = 'ok'
   const back = await use.execute({ slug: 'release', success: true }, {})
   assert.equal(back.recorded, true, 'a tool call goes out even during the backoff')
@@ -205,11 +210,12 @@ test('the disposer ends each session it saw: one session_end, after its other ev
 test('the disposer does not hang when mull does', async (t) => {
   const fake = await startedFake(t)
   fake.mode = 'hang'
-  const { ctx, dispose } = await applied(t, fake, { flushMs: 60000, timeoutMs: 200 })
+  const { ctx, dispose, clock } = await applied(t, fake, { flushMs: 60000, timeoutMs: 200 })
   ctx.emit('session/event', fakeSession(), { type: 'compaction/end', seq: 9, time: 1, data: { compactionId: 'k', turn: 1 } })
-  const t0 = performance.now()
-  await dispose()
-  assert.ok(performance.now() - t0 < 1000)
+  const disposed = dispose()
+  await clock.deadlines(2) // the drain's deadline and its hanging request's
+  clock.expire()
+  await disposed // resolves at timeoutMs, though mull never answers
 })
 
 test('a session seen first through session/event also gets its session_start', async (t) => {
@@ -233,7 +239,7 @@ test('logTo stderr: while mull is down, exactly one plain line on stderr', async
   const dispose = await plugin.apply(ctx, { baseUrl: fake.url, dshToolsModule: STUB, logTo: 'stderr', flushMs: 5, timeoutMs: 200 })
   const session = fakeSession()
   for (let i = 1; i <= 20; i++) ctx.emit('session/event', session, { type: 'turn/end', seq: i, time: 1, data: { turn: i, reason: { kind: 'completed' } } })
-  await until(() => lines.length > 0, 2000, 'the line')
+  await until(() => lines.length > 0, 'the line')
   await dispose()
   assert.equal(lines.length, 1, lines.join(''))
   assert.match(lines[0], /^\[mull\] warn: mull at http:\/\/127\.0\.0\.1:\d+ is unavailable \(connect ECONNREFUSED/)

@@ -60,14 +60,21 @@ export function preStep (agent, step = 1) {
   return { agent, messages: [], turn: 1, step, signal: new AbortController().signal }
 }
 
-/** Resolves after ms (for waits on a background timer the test set up itself). */
-export const delay = ms => new Promise(resolve => setTimeout(resolve, ms))
+const delay = ms => new Promise(resolve => setTimeout(resolve, ms))
 
-/** Polls cond until it holds, or fails after ms. */
-export async function until (cond, ms = 3000, what = 'condition') {
-  const end = Date.now() + ms
+/**
+ * How long until() polls before it gives up: a net for a test that would
+ * otherwise hang, not a bound anything is expected to meet, so a busy
+ * machine makes a test slower, never red. MULL_NODE_TEST_PATIENCE_MS
+ * overrides it.
+ */
+const PATIENCE_MS = Number(process.env.MULL_NODE_TEST_PATIENCE_MS) || 120000
+
+/** Polls cond until it holds; fails only after PATIENCE_MS. */
+export async function until (cond, what = 'condition') {
+  const end = Date.now() + PATIENCE_MS
   while (!cond()) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > end) throw new Error(`${what}: still not so after ${PATIENCE_MS} ms`)
     await delay(5)
   }
 }
