@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/consolidate/consolidatetest"
 	"github.com/mullhq/mull/llm/fakeds"
@@ -49,7 +50,7 @@ func TestConsolidateResumesAfterKill(t *testing.T) {
 				return ev.Job.Kind == "consolidate_merge" && ev.Job.State == rivertype.JobStateCompleted
 			})
 		}
-		stopCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		stopCtx, cancel := context.WithTimeout(ctx, testwait.Patience(t))
 		defer cancel()
 		if err := e.client.StopAndCancel(stopCtx); err != nil {
 			t.Fatal(err)
