@@ -186,11 +186,10 @@ func sections(in Input, c Caps) (fb, errs, tools, tr *section) {
 		if f.Next == nil {
 			return f.Time, s + "\nno later call on the same target"
 		}
-		outcome := "it failed too"
-		if !f.Next.IsError {
-			outcome = "it passed"
+		if f.Next.IsError { // a failure of its own, listed after this one
+			return f.Time, s + "\nnext call on the same target, at " + stamp(f.Next.Time) + ", failed too (below)"
 		}
-		return f.Time, s + "\nnext call on the same target, " + outcome + ": [" + stamp(f.Next.Time) + "] " + call(f.Tool, *f.Next, n/2, n/2)
+		return f.Time, s + "\nnext call on the same target, it passed: [" + stamp(f.Next.Time) + "] " + call(f.Tool, *f.Next, n/2, n/2)
 	})
 	tr = render("LAST TRANSCRIPT ENTRIES", in.Transcript, c.Transcript, func(m Message) (time.Time, string) {
 		return m.Time, cut(m.Role, 20) + ": " + cut(m.Text, n)

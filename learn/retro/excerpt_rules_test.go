@@ -122,7 +122,7 @@ func TestExcerptNextCall(t *testing.T) {
 		ev(4, events.ToolResult, events.ToolResultPayload{Tool: "bash", Command: "go test ./...", ExitCode: exit(1), IsError: true, Output: "FAIL y_test.go:9"}),
 		ev(5, events.ToolResult, events.ToolResultPayload{Tool: "edit", Command: read("/w/b.go", `,"old_string":"x"`), IsError: true, Output: "Error: old_string was not found"}),
 		ev(6, events.ToolResult, events.ToolResultPayload{Tool: "read", Command: read("/w/a.go", `,"offset":10`), Output: "1: package a"}),
-		ev(7, events.ToolResult, events.ToolResultPayload{Tool: "bash", Command: " go test ./... ", ExitCode: exit(0), Output: "ok  \tmull 0.1s"}),
+		ev(7, events.ToolResult, events.ToolResultPayload{Tool: "bash", Command: " go test  ./... ", ExitCode: exit(0), Output: "ok  \tmull 0.1s"}),
 		ev(8, events.ToolResult, events.ToolResultPayload{Tool: "edit", Command: read("/w/c.go", `,"old_string":"x"`)}),
 	})
 	if len(in.ToolFailures) != 4 {
@@ -141,8 +141,9 @@ func TestExcerptNextCall(t *testing.T) {
 	}
 	got := retro.BuildExcerpt(in, retro.Caps{})
 	for _, want := range []string{
-		"next call on the same target, it failed too: [2026-11-29T10:04:00Z] bash exit 1: go test ./...\n  => FAIL y_test.go:9",
-		"next call on the same target, it passed: [2026-11-29T10:07:00Z] bash exit 0: go test ./...\n  => ok  \tmull 0.1s",
+		"bash exit 1: go test ./...\n  => FAIL x_test.go:3\n  next call on the same target, at 2026-11-29T10:04:00Z, failed too (below)\n",
+		"- [2026-11-29T10:04:00Z] bash exit 1: go test ./...\n  => FAIL y_test.go:9\n",
+		"next call on the same target, it passed: [2026-11-29T10:07:00Z] bash exit 0: go test  ./...\n  => ok  \tmull 0.1s",
 		"next call on the same target, it passed: [2026-11-29T10:06:00Z] read: file_path: /w/a.go\n  offset: 10\n  => 1: package a",
 		"edit: file_path: /w/b.go\n  old_string: x\n  => Error: old_string was not found\n  no later call on the same target",
 	} {

@@ -126,11 +126,11 @@ func Arguments(tool, command string) string {
 }
 
 // target is what a tool call acts on, to match a failed call with the next
-// one on the same thing: bash's command line, a file tool's path, or else
-// all its arguments.
+// one on the same thing: bash's command line (its spacing aside), a file
+// tool's path, or else all its arguments.
 func target(tool, command string) string {
 	if tool == "bash" {
-		return strings.TrimSpace(command)
+		return strings.Join(strings.Fields(command), " ")
 	}
 	if pairs, ok := objectPairs(command); ok {
 		for _, key := range []string{"file_path", "path"} {
