@@ -182,14 +182,14 @@ func sections(in Input, c Caps) (fb, errs, tools, tr *section) {
 		return e.Time, s + cut(e.Message, n)
 	})
 	tools = render("FAILED TOOL CALLS", in.ToolFailures, c.ToolFailures, func(f ToolFailure) (time.Time, string) {
-		s := subagent(f.Subagent) + call(f.Tool, ToolCall{Command: f.Command, ExitCode: f.ExitCode, ErrorCode: f.ErrorCode, Output: f.Output}, n/2, 2*n)
+		s := subagent(f.Subagent) + call(f.Tool, ToolCall{Command: f.Command, ExitCode: f.ExitCode, ErrorCode: f.ErrorCode, Output: f.Output}, n/2, 2*n, 1)
 		if f.Next == nil {
 			return f.Time, s + "\nno later call on the same target"
 		}
 		if f.Next.IsError { // a failure of its own, listed after this one
 			return f.Time, s + "\nnext call on the same target, at " + stamp(f.Next.Time) + ", failed too (below)"
 		}
-		return f.Time, s + "\nnext call on the same target, it passed: [" + stamp(f.Next.Time) + "] " + call(f.Tool, *f.Next, n/2, n/2)
+		return f.Time, s + "\nnext call on the same target, it passed: [" + stamp(f.Next.Time) + "] " + call(f.Tool, *f.Next, n/2, n/2, 0)
 	})
 	tr = render("LAST TRANSCRIPT ENTRIES", in.Transcript, c.Transcript, func(m Message) (time.Time, string) {
 		return m.Time, cut(m.Role, 20) + ": " + cut(m.Text, n)
@@ -206,8 +206,9 @@ func subagent(id string) string {
 
 // call renders a tool call: its tool, exit code or error code, its command
 // with its whitespace (cmdChars at most, head kept) and its output (outChars
-// at most, head and tail kept).
-func call(tool string, c ToolCall, cmdChars, outChars int) string {
+// at most: headQuarters of the room for its head, the rest for its tail;
+// a call that passed needs only its end, "OK" or the like).
+func call(tool string, c ToolCall, cmdChars, outChars, headQuarters int) string {
 	s := cut(tool, 40)
 	if c.ExitCode != nil {
 		s += fmt.Sprintf(" exit %d", *c.ExitCode)
@@ -219,7 +220,7 @@ func call(tool string, c ToolCall, cmdChars, outChars int) string {
 		s += ": " + keepHead(cmd, cmdChars)
 	}
 	if out := strings.TrimSpace(cleanOutput(c.Output)); out != "" {
-		s += "\n=> " + keepTail(out, outChars)
+		s += "\n=> " + cutMiddle(out, outChars, headQuarters)
 	}
 	return s
 }

@@ -16,13 +16,10 @@ import (
 // says what it does first.
 func keepHead(s string, n int) string { return cutMiddle(s, n, 3) }
 
-// keepTail cuts s to at most n runes keeping a quarter for its head and
-// the rest for its tail: failures print their reason, and DSH its
-// "[exit code: N]", last.
-func keepTail(s string, n int) string { return cutMiddle(s, n, 1) }
-
 // cutMiddle keeps headQuarters quarters of the room for s's head and the
 // rest for its tail, with "…[N chars cut]…" on a line of its own between.
+// A failure's output keeps one quarter of head: failures print their
+// reason, and DSH its "[exit code: N]", last.
 // A cut near a line break moves to it, so kept lines stay whole.
 func cutMiddle(s string, n, headQuarters int) string {
 	r := []rune(s)
