@@ -107,7 +107,7 @@ func TestPostEventsBadBatchStoresNothing(t *testing.T) {
 			want       string
 		}{
 			{"bad payload", batchJSON(good, eventJSON("e1", "turn_end", `{"turn":1,"reason":"completed"}`), eventJSON("e2", "feedback", `{"rating":"meh"}`)),
-				ptr(2), "payload.rating", `event 2: payload.rating: "meh" is not one of down, up`},
+				ptr(2), "payload.rating", `event 2: payload.rating: "meh" is not one of down, up, none`},
 			{"unknown event field", batchJSON(good, strings.Replace(eventJSON("e1", "error", `{"message":"x"}`), `"id"`, `"colour":"red","id"`, 1)),
 				ptr(1), "colour", "event 1: colour: unknown field"},
 			{"bad time", batchJSON(good, `{"id":"e1","type":"error","session_id":"s","workspace":"/w","time":"yesterday","payload":{"message":"x"}}`),

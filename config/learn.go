@@ -57,8 +57,9 @@ type Excerpt struct {
 	// ToolFailures: the newest failed tool calls, with their commands.
 	// Defaults to 8. Env: MULL_RETRO_EXCERPT_TOOL_FAILURES.
 	ToolFailures int `toml:"tool_failures"`
-	// Feedback: the newest user feedback. Defaults to 10.
-	// Env: MULL_RETRO_EXCERPT_FEEDBACK.
+	// Feedback: how many of the newest thumbs-down to take. Defaults to 0,
+	// every one of them (the seed's rule); they are the last evidence
+	// max_chars drops. Env: MULL_RETRO_EXCERPT_FEEDBACK.
 	Feedback int `toml:"feedback"`
 	// Transcript: the last transcript entries. Defaults to 12.
 	// Env: MULL_RETRO_EXCERPT_TRANSCRIPT.
@@ -114,7 +115,6 @@ func (r Retro) withDefaults() Retro {
 	e := &r.Excerpt
 	e.Errors = cmp.Or(e.Errors, 15)
 	e.ToolFailures = cmp.Or(e.ToolFailures, 8)
-	e.Feedback = cmp.Or(e.Feedback, 10)
 	e.Transcript = cmp.Or(e.Transcript, 12)
 	e.MaxChars = cmp.Or(e.MaxChars, 3500)
 	e.ItemChars = cmp.Or(e.ItemChars, 300)
@@ -135,10 +135,13 @@ func (r Retro) validate() error {
 	for _, n := range []struct {
 		key string
 		v   int
-	}{{"errors", e.Errors}, {"tool_failures", e.ToolFailures}, {"feedback", e.Feedback}, {"transcript", e.Transcript}} {
+	}{{"errors", e.Errors}, {"tool_failures", e.ToolFailures}, {"transcript", e.Transcript}} {
 		if n.v < 1 || n.v > 200 {
 			return bad("retro.excerpt."+n.key, "must be between 1 and 200, got %d", n.v)
 		}
+	}
+	if e.Feedback < 0 || e.Feedback > 1000 {
+		return bad("retro.excerpt.feedback", "must be between 0 (every thumbs-down) and 1000, got %d", e.Feedback)
 	}
 	if e.MaxChars < 500 || e.MaxChars > 100000 {
 		return bad("retro.excerpt.max_chars", "must be between 500 and 100000, got %d", e.MaxChars)

@@ -79,6 +79,8 @@ type Importer struct {
 	DryRun bool
 	// Now is the clock events are validated against. Defaults to time.Now.
 	Now func() time.Time
+
+	feedback feedbackMark // the message-feedback file as last read
 }
 
 // Progress is how far a scan is.
@@ -200,6 +202,9 @@ func (im *Importer) Scan(ctx context.Context) (Summary, error) {
 		}
 		s.progress.FilesDone++
 		s.report()
+	}
+	if im.feedback, err = s.importFeedback(ctx, paths, im.feedback); err != nil {
+		return s.sum, err
 	}
 	if s.sum.Errors == nil {
 		s.sum.Errors = []FileError{}

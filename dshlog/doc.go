@@ -27,10 +27,20 @@
 //     finish chunks are attempts DSH retries: they are not agent errors, and
 //     when the retries run out the turn/end says so.
 //   - compaction/end → compaction_end, unless the compaction failed.
-//   - feedback/record → feedback. DSH's /feedback records free text without
-//     a rating; it is mostly a correction, so it counts as "down" unless it
-//     opens with an approving mark (👍, +1, good, thanks, lgtm…), as the
-//     bridge plugin decides.
+//   - feedback/record → feedback of rating "none": DSH's /feedback records
+//     free text without a rating, and no rating is guessed from its words.
+//   - The 👍/👎 on one assistant message (DSH's message-feedback, web
+//     profile) are not in the log: DSH keeps them in
+//     <home>/storages/message_feedback.json, which ReadMessageFeedback
+//     reads, one feedback event per item revision (rating up or down, the
+//     note, message_id naming the assistant message).
+//
+// The header's parentSession (a subagent child, or a fork) becomes
+// session_start's parent, so the parent's retro can read its failures;
+// the first seedLength rows of such a log are the parent's history it
+// inherited, mapped from the parent's own log, and are skipped.
+// assistant_message carries DSH's message id, which per-message feedback
+// names.
 //
 // Every other row type is ignored (turn/start only moves the turn count).
 // No session_end: DSH logs have no end record. The bridge plugin sends one
@@ -41,8 +51,11 @@
 //
 // An event's id is events.DSHID(session, seq of its row, ""), the id the
 // bridge plugin (integrations/dsh, dshId) gives the event it pushes for that
-// row, so a pushed event and its imported twin are stored once. Two
+// row, so a pushed event and its imported twin are stored once. Three
 // exceptions: session_start, from the header that has no seq, is
 // "dsh:<session>:session_start" (the plugin's sessionStartId); the error
-// event beside a turn/end is DSHID(session, seq of the turn/end, "error").
+// event beside a turn/end is DSHID(session, seq of the turn/end, "error");
+// per-message feedback, which has no row, is
+// "dsh:<session>:feedback:<message id>:<version>" (FeedbackID, the
+// plugin's feedbackId).
 package dshlog

@@ -38,6 +38,9 @@ type State struct {
 	LastSeq int64 `json:"last_seq"`
 	// Calls are tool calls seen without their results yet, by callId.
 	Calls map[string]Call `json:"calls,omitempty"`
+	// SeedLength: rows with a lower seq are the parent's history a forked
+	// session inherited (header seedLength), mapped in the parent's log.
+	SeedLength int64 `json:"seed_length,omitempty"`
 }
 
 // Mapper maps the rows of one session log, in order, to mull events.
@@ -70,6 +73,10 @@ func (m *Mapper) Map(line []byte) ([]events.Event, error) {
 	if r.Seq == nil {
 		return nil, nil // packed streaming rows, a repeated header
 	}
+	if *r.Seq < m.SeedLength {
+		m.LastSeq = max(m.LastSeq, *r.Seq)
+		return nil, nil // inherited: the parent's log has these rows
+	}
 	evs, err := m.mapRow(r, *r.Seq)
 	if err != nil {
 		return nil, fmt.Errorf("seq %d %s: %w", *r.Seq, r.Type, err)
@@ -82,9 +89,9 @@ func (m *Mapper) header(r row) ([]events.Event, error) {
 	if r.Type != "session" || r.ID == "" {
 		return nil, errors.New(`not a DSH session log: line 1 is not a {"type":"session","id":…} header`)
 	}
-	m.SessionID, m.Workspace, m.LastSeq = r.ID, r.Cwd, -1
+	m.SessionID, m.Workspace, m.LastSeq, m.SeedLength = r.ID, r.Cwd, -1, max(r.SeedLength, 0)
 	primary := r.DelegationDepth == 0
-	e := m.event(events.SessionStart, 0, "", r.CreatedAt, events.SessionStartPayload{Primary: &primary})
+	e := m.event(events.SessionStart, 0, "", r.CreatedAt, events.SessionStartPayload{Primary: &primary, Parent: r.ParentSession})
 	e.ID = SessionStartID(m.SessionID)
 	return []events.Event{e}, nil
 }
@@ -112,7 +119,7 @@ func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 		if text == "" {
 			return nil, nil
 		}
-		p := events.MessagePayload{Text: cut(text, events.MaxText), Turn: d.Turn}
+		p := events.MessagePayload{Text: cut(text, events.MaxText), Turn: d.Turn, MessageID: d.Message.ID}
 		return []events.Event{m.event(events.AssistantMessage, seq, "", r.Time, p)}, nil
 	case "tool/call":
 		var d toolCall
@@ -151,14 +158,21 @@ func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 		if err := decode(r.Data, &d); err != nil {
 			return nil, err
 		}
-		text := strings.TrimSpace(d.Text)
-		p := events.FeedbackPayload{Rating: "down", Text: cut(text, events.MaxSummary)}
-		if d.Rating == "up" || approving.MatchString(text) {
-			p.Rating = "up"
-		}
-		return []events.Event{m.event(events.Feedback, seq, "", r.Time, p)}, nil
+		return []events.Event{m.feedbackRecord(r, seq, d)}, nil
 	}
 	return nil, nil
+}
+
+// feedbackRecord maps DSH's /feedback: free text, which DSH records without
+// a rating, and mull does not guess one from the words. A rating DSH may
+// add later ("up", "down") is kept. The 👍/👎 on a message live elsewhere
+// (MessageFeedback).
+func (m *Mapper) feedbackRecord(r row, seq int64, d feedbackRecord) events.Event {
+	p := events.FeedbackPayload{Rating: "none", Text: cut(strings.TrimSpace(d.Text), events.MaxSummary)}
+	if d.Rating == "up" || d.Rating == "down" {
+		p.Rating = d.Rating
+	}
+	return m.event(events.Feedback, seq, "", r.Time, p)
 }
 
 func (m *Mapper) userMessage(r row, seq int64, d message) []events.Event {
@@ -263,9 +277,6 @@ func command(tool, args string) string {
 	}
 	return args
 }
-
-// approving is how feedback text says "up" (the bridge plugin's rule).
-var approving = regexp.MustCompile(`(?i)^(👍|\+1\b|up\b|good\b|great\b|thanks?\b|nice\b|lgtm\b)`)
 
 var exitMarker = regexp.MustCompile(`\[exit code: (-?\d+)\]\s*$`)
 

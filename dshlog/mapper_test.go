@@ -207,11 +207,23 @@ func TestMapRows(t *testing.T) {
 			`{"type":"compaction/end","seq":6,"time":1795977438900,"data":{"error":{"message":"failed"}}}`,
 			`{"type":"feedback/record","seq":7,"time":1795977438900,"data":{"text":"the diff view is unreadable"}}`,
 			`{"type":"feedback/record","seq":8,"time":1795977438900,"data":{"text":"👍 great fix"}}`,
-			`{"type":"some/new-type","seq":9,"time":1795977438900,"data":{"x":1}}`},
+			`{"type":"some/new-type","seq":9,"time":1795977438900,"data":{"x":1}}`,
+			`{"type":"feedback/record","seq":10,"time":1795977438900,"data":{"text":"rated","rating":"down"}}`},
 			[]string{
 				`dsh:session-x:5 compaction_end {}`,
-				`dsh:session-x:7 feedback {"rating":"down","text":"the diff view is unreadable"}`,
-				`dsh:session-x:8 feedback {"rating":"up","text":"👍 great fix"}`,
+				// /feedback is free text: no rating is guessed from its words
+				`dsh:session-x:7 feedback {"rating":"none","text":"the diff view is unreadable"}`,
+				`dsh:session-x:8 feedback {"rating":"none","text":"👍 great fix"}`,
+				`dsh:session-x:10 feedback {"rating":"down","text":"rated"}`,
+			}},
+		{"a subagent names its parent and skips the rows it inherited", []string{
+			`{"type":"session","version":0,"id":"session-child","createdAt":1795977438816,"cwd":"/home/dev/x","parentSession":"session-parent","origin":"subagent","delegationDepth":1,"seedLength":2}`,
+			`{"type":"user/message","seq":0,"time":1795977438900,"data":{"role":"user","content":[{"type":"text","text":"the parent's prompt"}],"source":{"kind":"user"}}}`,
+			`{"type":"assistant/message","seq":1,"time":1795977438900,"data":{"turn":1,"message":{"id":"m0","role":"assistant","content":[{"type":"text","text":"the parent's answer"}]}}}`,
+			`{"type":"assistant/message","seq":2,"time":1795977438900,"data":{"turn":1,"message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"the child's answer"}]}}}`},
+			[]string{
+				`dsh:session-child:session_start session_start {"primary":false,"parent":"session-parent"}`,
+				`dsh:session-child:2 assistant_message {"text":"the child's answer","turn":1,"message_id":"m1"}`,
 			}},
 	}
 	for _, tt := range tests {
@@ -225,7 +237,7 @@ func TestMapRows(t *testing.T) {
 				}
 				requireValid(t, evs)
 				for _, e := range evs {
-					if e.Type != events.SessionStart || len(tt.lines) == 1 {
+					if e.Type != events.SessionStart || len(tt.lines) == 1 || strings.Contains(string(e.Payload), "parent") {
 						got = append(got, fmt.Sprintf("%s %s %s", e.ID, e.Type, e.Payload))
 					}
 				}

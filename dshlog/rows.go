@@ -20,6 +20,10 @@ type row struct {
 	CreatedAt       int64  `json:"createdAt"`
 	Cwd             string `json:"cwd"`
 	DelegationDepth int    `json:"delegationDepth"`
+	// ParentSession: the session a subagent child (or a fork) was started
+	// from; SeedLength: how many leading rows it inherited from it.
+	ParentSession string `json:"parentSession"`
+	SeedLength    int64  `json:"seedLength"`
 }
 
 // block is one part of a message's content.
@@ -36,6 +40,7 @@ type block struct {
 }
 
 type message struct {
+	ID      string  `json:"id"`
 	Role    string  `json:"role"`
 	Content []block `json:"content"`
 	Source  struct {

@@ -66,6 +66,10 @@ type SessionStartPayload struct {
 	Title string `json:"title,omitempty"`
 	// Primary is false for subagent sessions (DSH delegation depth > 0).
 	Primary *bool `json:"primary,omitempty"`
+	// Parent is the session a subagent session was started from (DSH's
+	// header parentSession): its failures are evidence for the parent's
+	// retro.
+	Parent string `json:"parent,omitempty"`
 }
 
 // SessionEndPayload closes a session.
@@ -80,6 +84,9 @@ type MessagePayload struct {
 	// Source of a user message: "user" (a human) or "plugin" (harness-written).
 	Source string `json:"source,omitempty"`
 	Turn   int    `json:"turn,omitempty"`
+	// MessageID is DSH's id of an assistant message, which per-message
+	// feedback names.
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // TurnEndPayload ends a turn.
@@ -130,11 +137,17 @@ type ErrorPayload struct {
 	Turn    int    `json:"turn,omitempty"`
 }
 
-// FeedbackPayload is the user's thumbs up or down.
+// FeedbackPayload is the user's feedback: a thumbs up or down on one
+// assistant message (DSH's per-message feedback, with its note), or free
+// text without a rating (DSH's /feedback).
 type FeedbackPayload struct {
-	// Rating: "down" or "up".
+	// Rating: "down", "up", or "none" for free text that gives none.
 	Rating string `json:"rating"`
 	Text   string `json:"text,omitempty"`
+	// MessageID is the assistant message rated, for per-message feedback.
+	// A message's feedback can change: its newest event is the one that
+	// counts.
+	MessageID string `json:"message_id,omitempty"`
 }
 
 // CompactionEndPayload marks a finished context compaction.

@@ -199,7 +199,7 @@ func checkPayload(p any) (string, string) {
 			return "output", fmt.Sprintf("longer than %d bytes; cut it before sending", MaxOutput)
 		}
 	case *FeedbackPayload:
-		return oneOf("rating", p.Rating, "down", "up")
+		return oneOf("rating", p.Rating, "down", "up", "none")
 	case *FSObservedPayload:
 		return oneOf("op", p.Op, "create", "modify", "delete")
 	}
@@ -226,11 +226,12 @@ func payloadStrings(p any) []payloadString {
 	}
 	switch p := p.(type) {
 	case *SessionStartPayload:
-		return []payloadString{text("title", p.Title, MaxTitle, false)}
+		return []payloadString{text("title", p.Title, MaxTitle, false), name("parent", p.Parent, MaxIDLen, false)}
 	case *SessionEndPayload:
 		return []payloadString{name("reason", p.Reason, MaxName, false)}
 	case *MessagePayload:
-		return []payloadString{text("text", p.Text, MaxText, true), name("source", p.Source, MaxName, false)}
+		return []payloadString{text("text", p.Text, MaxText, true), name("source", p.Source, MaxName, false),
+			name("message_id", p.MessageID, MaxIDLen, false)}
 	case *TurnEndPayload:
 		return []payloadString{name("reason", p.Reason, MaxName, false), text("error", p.Error, MaxText, false)}
 	case *TaskOpenPayload:
@@ -245,7 +246,8 @@ func payloadStrings(p any) []payloadString {
 	case *ErrorPayload:
 		return []payloadString{text("message", p.Message, MaxText, true), name("code", p.Code, MaxName, false)}
 	case *FeedbackPayload:
-		return []payloadString{name("rating", p.Rating, MaxName, false), text("text", p.Text, MaxSummary, false)}
+		return []payloadString{name("rating", p.Rating, MaxName, false), text("text", p.Text, MaxSummary, false),
+			name("message_id", p.MessageID, MaxIDLen, false)}
 	case *FSObservedPayload:
 		return []payloadString{text("path", p.Path, MaxPath, true), name("op", p.Op, MaxName, false)}
 	}

@@ -34,7 +34,7 @@ func TestValidate(t *testing.T) {
 		{"future time", func() events.Event { e := ev(events.SessionEnd, ""); e.Time = now.Add(48 * time.Hour); return e }(), "time", "future"},
 		{"unknown payload field", ev(events.Feedback, `{"rating":"down","txt":"no"}`), "payload", `unknown field "txt"`},
 		{"wrong payload type", ev(events.ToolResult, `{"tool":"bash","exit_code":"two"}`), "payload", `"exit_code"`},
-		{"bad rating", ev(events.Feedback, `{"rating":"meh"}`), "payload.rating", `"meh" is not one of down, up`},
+		{"bad rating", ev(events.Feedback, `{"rating":"meh"}`), "payload.rating", `"meh" is not one of down, up, none`},
 		{"blank message", ev(events.UserMessage, `{"text":"  "}`), "payload.text", "required"},
 		{"tool without name", ev(events.ToolResult, `{"is_error":true}`), "payload.tool", "required"},
 		{"bad turn reason", ev(events.TurnEnd, `{"turn":1,"reason":"tired"}`), "payload.reason", "not one of"},
@@ -65,7 +65,7 @@ func TestValidateBatchNamesTheIndex(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Index != 1 || fe.Field != "payload.rating" {
 		t.Fatalf("err = %v", err)
 	}
-	if err.Error() != `event 1: payload.rating: "sideways" is not one of down, up` {
+	if err.Error() != `event 1: payload.rating: "sideways" is not one of down, up, none` {
 		t.Fatalf("message %q", err.Error())
 	}
 	if err := events.ValidateBatch(nil, now); err == nil {

@@ -42,6 +42,7 @@ export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.lo
   ctx.on('agent/session-start', payload => bridge.onSessionStart(payload))
   ctx.on('session/event', (session, event) => bridge.onSessionEvent(session, event))
   ctx.on('agent/error', payload => bridge.onAgentError(payload))
+  ctx.on('domain/changed', change => bridge.onDomainChanged(change))
   ctx.on('agent/pre-step', (payload, next) => bridge.onPreStep(payload, next))
   ctx.systemPrompt.section({
     name: config.section.name,

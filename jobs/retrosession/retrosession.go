@@ -163,7 +163,11 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if err != nil {
 		return err
 	}
-	text := excerpt(retro.FromEvents(toEvents(rows)), w.Caps)
+	in, err := w.evidence(ctx, sess, rows)
+	if err != nil {
+		return err
+	}
+	text := excerpt(in, w.Caps)
 	out, res, err := llm.CompleteJSON[retro.Output](ctx, w.LLM, llm.Call{
 		Kind: job.Kind, JobID: job.ID, Workspace: sess.Workspace,
 		Messages: []llm.Message{llm.System(retro.Prompt), llm.User(text)},

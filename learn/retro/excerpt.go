@@ -14,23 +14,26 @@ import (
 type Caps struct {
 	// Errors: the newest agent errors. Defaults to 15 (the seed's).
 	Errors int
-	// ToolFailures: the newest failed tool calls. Defaults to 8 (the seed's
-	// subagent failures).
+	// ToolFailures: the newest failed tool calls, the session's own and its
+	// subagents'. Defaults to 8 (the seed's subagent failures).
 	ToolFailures int
-	// Feedback: the newest thumbs-down. The seed took all of them; defaults
-	// to 10.
+	// Feedback: the newest thumbs-down. Zero, the default, takes all of
+	// them, as the seed does; they are the last evidence MaxChars drops.
 	Feedback int
 	// Transcript: the last messages. Defaults to 12 (the seed's).
 	Transcript int
 	// MaxChars caps the whole excerpt, in characters (runes). Defaults to
 	// 3500 (the seed's evidence per queued retro).
 	MaxChars int
-	// ItemChars cuts each item's text. Defaults to 300.
+	// ItemChars cuts each item's text. Defaults to 300. A failed tool
+	// call's output gets twice as much (its head and, larger, its tail,
+	// where failures print their reason), and the call that came next on
+	// the same target half as much.
 	ItemChars int
 }
 
 // DefaultCaps are the seed's numbers.
-var DefaultCaps = Caps{Errors: 15, ToolFailures: 8, Feedback: 10, Transcript: 12, MaxChars: 3500, ItemChars: 300}
+var DefaultCaps = Caps{Errors: 15, ToolFailures: 8, Feedback: 0, Transcript: 12, MaxChars: 3500, ItemChars: 300}
 
 // WithDefaults fills the zero fields from DefaultCaps.
 func (c Caps) WithDefaults() Caps {
@@ -57,26 +60,56 @@ type Error struct {
 	Message string
 	Code    string
 	Turn    int
+	// Subagent is the subagent session it happened in; "" for the
+	// session's own.
+	Subagent string
 }
 
 // ToolFailure is a failed tool call.
 type ToolFailure struct {
-	Time    time.Time
-	Tool    string
+	Time time.Time
+	Tool string
+	// Command is bash's command line, or the call's arguments (JSON) for
+	// other tools.
 	Command string
 	// ExitCode is nil when unknown.
 	ExitCode  *int
 	ErrorCode string
 	Output    string
+	// Next is the session's next call of the same tool on the same target
+	// (the same bash command, the same file) and how it ended: the retry
+	// or the fix. Nil when there was none.
+	Next *ToolCall
+	// Subagent is the subagent session it happened in; "" for the
+	// session's own.
+	Subagent string
 }
 
-// Feedback is the user's thumbs-down, with what they said.
+// ToolCall is a tool call and how it ended.
+type ToolCall struct {
+	Time      time.Time
+	Command   string
+	ExitCode  *int
+	IsError   bool
+	ErrorCode string
+	Output    string
+}
+
+// Feedback is the user's feedback. Rated feedback is a thumbs-down (DSH's
+// per-message 👎, with its note); unrated feedback is free text (DSH's
+// /feedback), which says nothing of a rating.
 type Feedback struct {
 	Time time.Time
 	Text string
+	// Unrated: free text without a rating.
+	Unrated bool
+	// On is the text of the assistant message the 👎 was given to, when
+	// known.
+	On string
 }
 
-// Message is one transcript entry.
+// Message is one transcript entry: the human's or the agent's words, never
+// text the harness wrote (runtime context, plugin messages).
 type Message struct {
 	Time time.Time
 	// Role is user or assistant.
@@ -129,12 +162,19 @@ func newestError(es []Error) (time.Time, bool) {
 func sections(in Input, c Caps) (fb, errs, tools, tr *section) {
 	n := c.ItemChars
 	fb = render("USER FEEDBACK (thumbs down)", in.Feedback, c.Feedback, func(f Feedback) (time.Time, string) {
-		return f.Time, cut(f.Text, n)
+		s := cut(f.Text, n)
+		if f.Unrated {
+			s = "(unrated, /feedback) " + s
+		}
+		if f.On != "" {
+			s += "\non the agent's message: " + cut(f.On, n/2)
+		}
+		return f.Time, s
 	})
 	errs = render("ERRORS", in.Errors, c.Errors, func(e Error) (time.Time, string) {
-		s := ""
+		s := subagent(e.Subagent)
 		if e.Turn > 0 {
-			s = fmt.Sprintf("turn %d ", e.Turn)
+			s += fmt.Sprintf("turn %d ", e.Turn)
 		}
 		if e.Code != "" {
 			s += "[" + cut(e.Code, 40) + "] "
@@ -142,20 +182,14 @@ func sections(in Input, c Caps) (fb, errs, tools, tr *section) {
 		return e.Time, s + cut(e.Message, n)
 	})
 	tools = render("FAILED TOOL CALLS", in.ToolFailures, c.ToolFailures, func(f ToolFailure) (time.Time, string) {
-		s := cut(f.Tool, 40)
-		if f.ExitCode != nil {
-			s += fmt.Sprintf(" exit %d", *f.ExitCode)
+		s := subagent(f.Subagent) + call(f.Tool, ToolCall{Command: f.Command, ExitCode: f.ExitCode, ErrorCode: f.ErrorCode, Output: f.Output}, n/2, 2*n, 1)
+		if f.Next == nil {
+			return f.Time, s + "\nno later call on the same target"
 		}
-		if f.ErrorCode != "" {
-			s += " " + cut(f.ErrorCode, 40)
+		if f.Next.IsError { // a failure of its own, listed after this one
+			return f.Time, s + "\nnext call on the same target, at " + stamp(f.Next.Time) + ", failed too (below)"
 		}
-		if f.Command != "" {
-			s += ": " + cut(f.Command, n/2)
-		}
-		if f.Output != "" {
-			s += " => " + cut(f.Output, n)
-		}
-		return f.Time, s
+		return f.Time, s + "\nnext call on the same target, it passed: [" + stamp(f.Next.Time) + "] " + call(f.Tool, *f.Next, n/2, n/2, 0)
 	})
 	tr = render("LAST TRANSCRIPT ENTRIES", in.Transcript, c.Transcript, func(m Message) (time.Time, string) {
 		return m.Time, cut(m.Role, 20) + ": " + cut(m.Text, n)
@@ -163,8 +197,39 @@ func sections(in Input, c Caps) (fb, errs, tools, tr *section) {
 	return fb, errs, tools, tr
 }
 
+func subagent(id string) string {
+	if id == "" {
+		return ""
+	}
+	return "(in subagent " + cut(id, 48) + ") "
+}
+
+// call renders a tool call: its tool, exit code or error code, its command
+// with its whitespace (cmdChars at most, head kept) and its output (outChars
+// at most: headQuarters of the room for its head, the rest for its tail;
+// a call that passed needs only its end, "OK" or the like).
+func call(tool string, c ToolCall, cmdChars, outChars, headQuarters int) string {
+	s := cut(tool, 40)
+	if c.ExitCode != nil {
+		s += fmt.Sprintf(" exit %d", *c.ExitCode)
+	}
+	if c.ErrorCode != "" {
+		s += " " + cut(c.ErrorCode, 40)
+	}
+	if cmd := strings.TrimSpace(Arguments(tool, c.Command)); cmd != "" {
+		s += ": " + keepHead(cmd, cmdChars)
+	}
+	if out := strings.TrimSpace(cleanOutput(c.Output)); out != "" {
+		s += "\n=> " + cutMiddle(out, outChars, headQuarters)
+	}
+	return s
+}
+
+func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
 // render sorts items by time (stably: input order breaks ties), keeps the
-// newest max and formats them oldest first.
+// newest max (all of them when max is 0) and formats them oldest first.
+// An item's later lines are indented under its first.
 func render[T any](title string, items []T, max int, f func(T) (time.Time, string)) *section {
 	type row struct {
 		t time.Time
@@ -176,15 +241,29 @@ func render[T any](title string, items []T, max int, f func(T) (time.Time, strin
 		rows[i] = row{t, s}
 	}
 	slices.SortStableFunc(rows, func(a, b row) int { return a.t.Compare(b.t) })
+	if max <= 0 {
+		max = len(rows)
+	}
 	sec := &section{title: title, total: len(rows)}
 	for _, r := range rows[len(rows)-min(max, len(rows)):] {
-		stamp := ""
+		st := ""
 		if !r.t.IsZero() {
-			stamp = "[" + r.t.UTC().Format(time.RFC3339) + "] "
+			st = "[" + stamp(r.t) + "] "
 		}
-		sec.items = append(sec.items, "- "+stamp+r.s)
+		sec.items = append(sec.items, "- "+st+indent(r.s))
 	}
 	return sec
+}
+
+// indent puts two spaces before every line of s but the first.
+func indent(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := 1; i < len(lines); i++ {
+		if lines[i] != "" {
+			lines[i] = "  " + lines[i]
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // fit drops the oldest items, section by section in drop order, until the

@@ -38,8 +38,15 @@ func section(t *testing.T, excerpt, title string) []string {
 		return nil
 	}
 	body, _, _ := strings.Cut(rest, "\n## ")
-	lines := strings.Split(strings.TrimSpace(body), "\n")
-	return lines[1:] // the rest of the heading line
+	var items []string
+	for _, l := range strings.Split(strings.TrimSpace(body), "\n")[1:] { // after the heading line
+		if strings.HasPrefix(l, "- ") {
+			items = append(items, l)
+		} else if len(items) > 0 {
+			items[len(items)-1] += "\n" + l // an item's later lines
+		}
+	}
+	return items
 }
 
 func TestExcerptCaps(t *testing.T) {
@@ -52,7 +59,7 @@ func TestExcerptCaps(t *testing.T) {
 	}{
 		{"ERRORS (15 of 20", 15, "error 05", "error 19"},
 		{"FAILED TOOL CALLS (8 of 20", 8, "make step12", "make step19"},
-		{"USER FEEDBACK (thumbs down) (10 of 20", 10, "bad answer 10", "bad answer 19"},
+		{"USER FEEDBACK (thumbs down) (20 of 20", 20, "bad answer 00", "bad answer 19"}, // the seed takes every 👎
 		{"LAST TRANSCRIPT ENTRIES (12 of 20", 12, "msg 08", "msg 19"},
 	}
 	for _, tt := range tests {
@@ -65,7 +72,7 @@ func TestExcerptCaps(t *testing.T) {
 			t.Errorf("%s: from %q to %q, want %q to %q (newest last)", tt.title, lines[0], lines[len(lines)-1], tt.first, tt.last)
 		}
 	}
-	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] bash exit 1: make step19 => boom") {
+	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] bash exit 1: make step19\n  => boom\n") {
 		t.Errorf("tool failure line lacks its exit code or command:\n%s", got)
 	}
 	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] turn 20 error 19") {
@@ -98,7 +105,7 @@ func TestExcerptMaxChars(t *testing.T) {
 	if !strings.Contains(got, "长长…") {
 		t.Error("long items are not cut with …")
 	}
-	for _, title := range []string{"USER FEEDBACK (thumbs down) (10 of 40", "ERRORS (15 of 40", "FAILED TOOL CALLS (8 of 40"} {
+	for _, title := range []string{"USER FEEDBACK (thumbs down) (40 of 40", "ERRORS (15 of 40", "FAILED TOOL CALLS (8 of 40"} {
 		if !strings.Contains(got, title) {
 			t.Errorf("the transcript should be dropped before %q:\n%s", title, got)
 		}

@@ -9,7 +9,7 @@ import { DigestCache } from './digest.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
 import {
-  MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, mullEvent, sessionEndId, sessionStartId, stableId
+  MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, messageFeedbackEvents, mullEvent, sessionEndId, sessionStartId, stableId
 } from './mapping.mjs'
 
 /** Sessions tracked at once; the least recently active is forgotten first. */
@@ -18,6 +18,8 @@ const MAX_SESSIONS = 64
 const IDLE_MS = 15 * 60 * 1000
 /** tool/call rows remembered per session, to name the tool of a tool/result. */
 const MAX_CALLS = 256
+/** Feedback revisions remembered as sent, so an unchanged item is not sent again. */
+const MAX_FEEDBACK_SENT = 1024
 /**
  * How long an agent/error waits for the turn/end that records the same
  * failure: when one comes, the error goes out with the id the importer
@@ -47,6 +49,7 @@ export class Bridge {
     this.digest = new DigestCache({ client: this.client, log, clock })
     this.notices = new Notices({ client: this.client, log })
     this.sessions = new Map()
+    this.feedbackSent = new Set()
     this.timer = null
     this.warned = new Set()
   }
@@ -132,7 +135,8 @@ export class Bridge {
       this.notices.forget(oldest)
       this.settleErrors(gone)
     }
-    s.start = mullEvent(sessionStartId(id), 'session_start', id, s.workspace, header.createdAt ?? this.clock.now(), { primary: s.primary })
+    const parent = typeof header.parentSession === 'string' && header.parentSession ? header.parentSession : undefined
+    s.start = mullEvent(sessionStartId(id), 'session_start', id, s.workspace, header.createdAt ?? this.clock.now(), { primary: s.primary, parent })
     this.queue.push(s.start)
     return s
   }
@@ -180,6 +184,29 @@ export class Bridge {
       }
       if (event.type === 'turn/end') this.settleErrors(s)
       if (event.type === 'tool/result') s.calls.delete(data.message?.source?.callId)
+    })
+  }
+
+  // domain/changed: {domain, table, key, operation, value} from DSH's
+  // storage domains. DSH's message-feedback (the 👍/👎 and note on one
+  // assistant message, web profile) lives in domain "message_feedback",
+  // table "sessions", keyed by session id; every change puts the session's
+  // whole row. Each item revision not sent yet goes out as a feedback
+  // event, with the id the importer gives it.
+  onDomainChanged (change) {
+    this.guard('domain-changed', () => {
+      if (change?.domain !== 'message_feedback' || change.table !== 'sessions' || change.operation !== 'put') return
+      const id = change.key
+      if (typeof id !== 'string' || !id) return
+      const s = this.sessions.get(id)
+      const cwd = change.value?.session?.cwd
+      const workspace = s?.workspace ?? (typeof cwd === 'string' && cwd.startsWith('/') ? cwd : this.workspace)
+      for (const e of messageFeedbackEvents(id, workspace, change.value)) {
+        if (this.feedbackSent.has(e.id)) continue
+        this.feedbackSent.add(e.id)
+        if (this.feedbackSent.size > MAX_FEEDBACK_SENT) this.feedbackSent.delete(this.feedbackSent.values().next().value)
+        this.queue.push(e, { soon: true })
+      }
     })
   }
 

@@ -10,6 +10,8 @@ import { createHash } from 'node:crypto'
 export const MAX_OUTPUT = 8192
 /** mull's cap on a message or error text (events.MaxText). */
 export const MAX_TEXT = 64 * 1024
+/** mull's cap on a feedback text (events.MaxSummary). */
+export const MAX_SUMMARY = 8192
 
 /**
  * The id of the event derived from one DSH session-log row. The importer
@@ -109,13 +111,40 @@ export function turnReason (kind) {
 }
 
 /**
- * DSH's feedback/record carries only text; mull wants a rating. Feedback
- * through /feedback is mostly a correction, so it is "down" unless it opens
- * with an approving mark.
+ * The rating of DSH's feedback/record (its /feedback command): free text
+ * that DSH records without a rating, so "none", never a guess from its
+ * words. A rating DSH may add later is kept. The 👍/👎 on a message come
+ * through message-feedback instead (messageFeedbackEvents).
  */
 export function feedbackRating (text, rating) {
-  if (rating === 'up' || rating === 'down') return rating
-  return /^\s*(👍|\+1\b|up\b|good\b|great\b|thanks?\b|nice\b|lgtm\b)/i.test(text ?? '') ? 'up' : 'down'
+  return rating === 'up' || rating === 'down' ? rating : 'none'
+}
+
+/** The id of the event for one revision of one message's feedback (the importer's dshlog.FeedbackID). */
+export function feedbackId (sessionId, messageId, version) {
+  return `dsh:${sessionId}:feedback:${messageId}:${version}`
+}
+
+/**
+ * The feedback events for one session's message-feedback row, as DSH's
+ * storage domain "message_feedback" (table "sessions", keyed by session
+ * id) holds it and emits it in domain/changed: {session: {createdAt, cwd},
+ * items: [{messageId, rating: 'positive'|'negative', note?, version,
+ * createdAt, updatedAt}]}. One event per item revision, with the id the
+ * importer derives from the same item; items of another shape are left out.
+ */
+export function messageFeedbackEvents (sessionId, workspace, row) {
+  const out = []
+  for (const it of Array.isArray(row?.items) ? row.items : []) {
+    const rating = { negative: 'down', positive: 'up' }[it?.rating]
+    if (!rating || typeof it.messageId !== 'string' || !it.messageId || typeof it.version !== 'string' || !it.version) continue
+    const note = typeof it.note === 'string' ? it.note.trim() : ''
+    const at = Math.max(Number(it.updatedAt) || 0, Number(it.createdAt) || 0)
+    out.push(mullEvent(feedbackId(sessionId, it.messageId, it.version), 'feedback', sessionId, workspace, at || undefined, {
+      rating, text: note ? cutMiddle(note, MAX_SUMMARY) : undefined, message_id: it.messageId
+    }))
+  }
+  return out.sort((a, b) => a.time < b.time ? -1 : a.time > b.time ? 1 : 0)
 }
 
 /**
@@ -190,7 +219,7 @@ export function mapSessionEvent (s, event, { forwardMessages = true } = {}) {
       return [ev('tool_result', toolResultPayload(data, s.callOf(data.message?.source?.callId ?? data.message?.content?.[0]?.toolCallId)))]
     case 'feedback/record': {
       const text = typeof data.text === 'string' ? data.text.trim() : ''
-      return [ev('feedback', { rating: feedbackRating(text, data.rating), text: text ? cutMiddle(text, MAX_TEXT) : undefined })]
+      return [ev('feedback', { rating: feedbackRating(text, data.rating), text: text ? cutMiddle(text, MAX_SUMMARY) : undefined })]
     }
     case 'user/message': {
       // The human's prompt and harness-written context (source "plugin"), but
@@ -203,7 +232,8 @@ export function mapSessionEvent (s, event, { forwardMessages = true } = {}) {
     case 'assistant/message': {
       if (!forwardMessages) return []
       const text = contentText(data.message?.content)
-      return text ? [ev('assistant_message', { text: cutMiddle(text, MAX_TEXT), turn: positive(data.turn) })] : []
+      const id = typeof data.message?.id === 'string' && data.message.id ? data.message.id : undefined
+      return text ? [ev('assistant_message', { text: cutMiddle(text, MAX_TEXT), turn: positive(data.turn), message_id: id })] : []
     }
     default:
       return []

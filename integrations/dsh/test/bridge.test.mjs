@@ -57,7 +57,7 @@ test('a session\'s events reach mull with the schema\'s fields only, ids from th
   assert.deepEqual(got[`dsh:${sid}:7`], { type: 'user_message', payload: { text: 'always use pnpm', source: 'user', turn: 1 } })
   assert.deepEqual(got[`dsh:${sid}:45`], { type: 'tool_result', payload: { call_id: 'c1', tool: 'bash', command: 'npm test', exit_code: 1, is_error: true, output: 'npm ERR!\n[exit code: 1]', turn: 1 } })
   assert.deepEqual(got[`dsh:${sid}:60`], { type: 'compaction_end', payload: {} })
-  assert.deepEqual(got[`dsh:${sid}:61`], { type: 'feedback', payload: { rating: 'down', text: 'do not use npm here' } })
+  assert.deepEqual(got[`dsh:${sid}:61`], { type: 'feedback', payload: { rating: 'none', text: 'do not use npm here' } })
   assert.deepEqual(got[`dsh:${sid}:62`], { type: 'turn_end', payload: { turn: 1, reason: 'completed' } })
   const err = [...fake.events.values()].find(e => e.type === 'error')
   assert.deepEqual(err.payload, { message: 'provider exploded', code: 'SERVER', turn: 1 })
@@ -77,6 +77,44 @@ test('a subagent session is not primary', async (t) => {
   ctx.emit('session/event', child, row('turn/end', 3, { turn: 1, reason: { kind: 'completed' } }))
   await until(() => fake.events.size === 2)
   assert.deepEqual(fake.events.get('dsh:session-child:session_start').payload, { primary: false })
+})
+
+test('a subagent child names its parent (DSH header parentSession), for the parent\'s retro', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx } = bridgeFor(t, fake)
+  const child = fakeSession('session-child', '/home/dev/app', 1)
+  Object.assign(child.header, { parentSession: 'session-parent', origin: 'subagent' })
+  ctx.emit('session/event', child, row('turn/end', 3, { turn: 1, reason: { kind: 'completed' } }))
+  await until(() => fake.events.size === 2)
+  assert.deepEqual(fake.events.get('dsh:session-child:session_start').payload, { primary: false, parent: 'session-parent' })
+})
+
+test('message feedback: each 👍/👎 revision DSH\'s storage domain puts goes out once, with the importer\'s id', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx } = bridgeFor(t, fake)
+  const session = fakeSession()
+  ctx.emit('agent/session-start', { agent: fakeAgent(session), source: 'startup' })
+  const item = (messageId, rating, version, at, note) => ({ messageId, rating, version, createdAt: at, updatedAt: at, ...(note ? { note } : {}) })
+  const put = items => ctx.emit('domain/changed', {
+    domain: 'message_feedback', table: 'sessions', key: session.id, operation: 'put',
+    value: { session: { createdAt: 1795977438816, cwd: '/home/dev/app' }, items }
+  })
+  const down = item('m1', 'negative', 'v1', 1795977450000, '  ran every test  ')
+  put([down])
+  put([down, item('m2', 'positive', 'v2', 1795977451000)]) // m1 unchanged: not sent again
+  ctx.emit('domain/changed', { domain: 'settings', table: 'sessions', key: session.id, operation: 'put', value: { items: [item('m3', 'negative', 'v3', 1)] } })
+  ctx.emit('domain/changed', { domain: 'message_feedback', table: 'sessions', key: session.id, operation: 'deleted' })
+  await until(() => fake.events.size === 3, 'session_start and two feedback events')
+  const sid = session.id
+  assert.deepEqual(fake.events.get(`dsh:${sid}:feedback:m1:v1`), {
+    id: `dsh:${sid}:feedback:m1:v1`, type: 'feedback', session_id: sid, workspace: WS, time: new Date(1795977450000).toISOString(),
+    payload: { rating: 'down', text: 'ran every test', message_id: 'm1' }
+  })
+  assert.deepEqual(fake.events.get(`dsh:${sid}:feedback:m2:v2`).payload, { rating: 'up', message_id: 'm2' })
+  const sent = fake.postedEvents().filter(e => e.type === 'feedback')
+  assert.equal(sent.length, 2, 'an unchanged item is not sent twice')
+  for (const e of fake.events.values()) assert.equal(checkEvent(e), null, JSON.stringify(e))
+  assert.deepEqual(ctx.warnings(), [])
 })
 
 test('a whole real DSH log replayed through the bridge: every event valid, none lost', async (t) => {

@@ -2,7 +2,7 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import {
-  MAX_OUTPUT, cutMiddle, cutBytes, dshId, feedbackRating, mapSessionEvent, parseExitCode, sessionStartId, stableId,
+  MAX_OUTPUT, cutMiddle, cutBytes, dshId, feedbackId, feedbackRating, mapSessionEvent, messageFeedbackEvents, parseExitCode, sessionStartId, stableId,
   toolResultPayload, turnReason
 } from '../lib/mapping.mjs'
 import { checkEvent } from '../testkit/fake-mull.mjs'
@@ -126,13 +126,36 @@ test('turn_end: reasons map to mull\'s four; an error turn also gives the error 
   assert.deepEqual(disposed.payload, { turn: 2, reason: 'aborted' })
 })
 
-test('feedback: DSH records text only; the rating is down unless it opens with approval', () => {
-  assert.equal(feedbackRating('that broke the build'), 'down')
-  assert.equal(feedbackRating('👍 nice fix'), 'up')
-  assert.equal(feedbackRating('+1'), 'up')
+test('feedback: /feedback is free text, rated none, never guessed from its words', () => {
+  assert.equal(feedbackRating('that broke the build'), 'none')
+  assert.equal(feedbackRating('👍 nice fix'), 'none')
   assert.equal(feedbackRating('meh', 'up'), 'up', 'a rating DSH gives wins')
   const [e] = mapSessionEvent(state(), { type: 'feedback/record', seq: 80, time: 1, data: { text: ' use pnpm, not npm ' } })
-  assert.deepEqual(e.payload, { rating: 'down', text: 'use pnpm, not npm' })
+  assert.deepEqual(e.payload, { rating: 'none', text: 'use pnpm, not npm' })
+})
+
+test('message feedback: one event per item revision, the importer\'s id, newest last; foreign items left out', () => {
+  const row = {
+    session: { createdAt: 1, cwd: '/home/dev/app' },
+    items: [
+      { messageId: 'm2', rating: 'positive', version: 'v2', createdAt: 20, updatedAt: 30 },
+      { messageId: 'm1', rating: 'negative', note: ' wrong file ', version: 'v1', createdAt: 10, updatedAt: 10 },
+      { messageId: 'm3', rating: 'meh', version: 'v3', createdAt: 5, updatedAt: 5 },
+      { messageId: '', rating: 'negative', version: 'v4', createdAt: 5, updatedAt: 5 }
+    ]
+  }
+  const out = messageFeedbackEvents('session-x', '/home/dev/app', row)
+  assert.deepEqual(out.map(e => [e.id, e.time, e.payload]), [
+    ['dsh:session-x:feedback:m1:v1', new Date(10).toISOString(), { rating: 'down', text: 'wrong file', message_id: 'm1' }],
+    ['dsh:session-x:feedback:m2:v2', new Date(30).toISOString(), { rating: 'up', message_id: 'm2' }]
+  ])
+  for (const e of out) assert.equal(checkEvent(e), null)
+  assert.equal(feedbackId('s', 'm', 'v'), 'dsh:s:feedback:m:v')
+})
+
+test('assistant messages carry DSH\'s message id, which message feedback names', () => {
+  const [e] = mapSessionEvent(state(), { type: 'assistant/message', seq: 43, time: 1, data: { turn: 1, message: { id: 'e529ff55', role: 'assistant', content: [{ type: 'text', text: 'Done.' }] } } })
+  assert.deepEqual(e.payload, { text: 'Done.', turn: 1, message_id: 'e529ff55' })
 })
 
 test('messages: prompts, harness context and assistant text are forwarded; mull\'s own recall is not', () => {

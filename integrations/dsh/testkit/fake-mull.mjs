@@ -15,14 +15,14 @@ import { createHash } from 'node:crypto'
  * events/events.go (tool_result's turn included).
  */
 export const PAYLOAD_SCHEMA = {
-  session_start: { title: 'string?', primary: 'boolean?' },
+  session_start: { title: 'string?', primary: 'boolean?', parent: 'string?' },
   session_end: { reason: 'string?' },
   user_message: { text: 'string', source: 'string?', turn: 'integer?' },
-  assistant_message: { text: 'string', turn: 'integer?' },
+  assistant_message: { text: 'string', turn: 'integer?', message_id: 'string?' },
   turn_end: { turn: 'integer', reason: 'string', error: 'string?' },
   tool_result: { call_id: 'string?', tool: 'string', command: 'string?', exit_code: 'integer?', is_error: 'boolean', error_code: 'string?', output: 'string?', turn: 'integer?' },
   error: { message: 'string', code: 'string?', turn: 'integer?' },
-  feedback: { rating: 'string', text: 'string?' },
+  feedback: { rating: 'string', text: 'string?', message_id: 'string?' },
   compaction_end: {},
   fs_observed: { path: 'string', op: 'string' }
 }
@@ -30,7 +30,7 @@ export const PAYLOAD_SCHEMA = {
 const ENUMS = {
   'user_message.source': ['user', 'plugin'],
   'turn_end.reason': ['completed', 'error', 'aborted', 'max-tokens'],
-  'feedback.rating': ['down', 'up'],
+  'feedback.rating': ['down', 'up', 'none'],
   'fs_observed.op': ['create', 'modify', 'delete']
 }
 
