@@ -51,9 +51,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var cfgErrs config.Errors
 	var cfgErr *config.Error
 	var exit *exitError
 	switch {
+	case errors.As(err, &cfgErrs):
+		for _, e := range cfgErrs {
+			fmt.Fprintf(stderr, "mull: config: %s\n", e)
+		}
+		return 2
 	case errors.As(err, &cfgErr):
 		fmt.Fprintf(stderr, "mull: config: %s\n", cfgErr)
 		return 2
@@ -85,6 +91,9 @@ type globals struct {
 	listen      string
 	logLevel    string
 	logFormat   string
+
+	// envWarned: the unknown MULL_* variables were reported (once a run).
+	envWarned bool
 
 	stdout, stderr io.Writer
 }
@@ -133,7 +142,35 @@ func (g *globals) loadConfig() (config.Config, error) {
 			flags[key] = v
 		}
 	}
-	return config.Load(config.Source{File: g.configFile, Environ: os.Environ(), Flags: flags})
+	environ := os.Environ()
+	cfg, err := config.Load(config.Source{File: g.configFile, Environ: environ, Flags: flags})
+	g.warnEnv(cfg, err, environ)
+	return cfg, err
+}
+
+// warnEnv reports each MULL_* variable mull does not read, once a run, in
+// the log's format (or as plain lines when the config did not load):
+// mistyped, it would be ignored without a word.
+func (g *globals) warnEnv(cfg config.Config, loadErr error, environ []string) {
+	if g.envWarned {
+		return
+	}
+	g.envWarned = true
+	warnings := config.UnknownEnv(environ)
+	if len(warnings) == 0 {
+		return
+	}
+	if loadErr != nil {
+		for _, w := range warnings {
+			fmt.Fprintf(g.stderr, "mull: warning: %s\n", w)
+		}
+		return
+	}
+	log := newLogger(cfg, g.stderr)
+	for _, w := range warnings {
+		name, _, _ := strings.Cut(w, " ")
+		log.Warn(w, "variable", name)
+	}
 }
 
 // newLogger builds the process logger: tint on a terminal, JSON otherwise.
