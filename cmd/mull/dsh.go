@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -239,6 +240,15 @@ func (in *installer) install(g *globals, o installOpts) error {
 	}
 	var plans []plan
 	entry := filepath.Join(in.pluginDir(), dshplugin.Entry)
+	// DSH applies its home-level layer to every profile: a mull row there
+	// would load the plugin twice.
+	if b, err := os.ReadFile(filepath.Join(in.home, "cordis.patch.yml")); err == nil {
+		for i, l := range strings.Split(string(b), "\n") {
+			if isMullRow(strings.TrimSpace(l)) {
+				return fmt.Errorf("%s: line %d already loads %s in every profile; remove that row and run it again", filepath.Join(in.home, "cordis.patch.yml"), i+1, hintMullRow)
+			}
+		}
+	}
 	for _, p := range profiles {
 		bundles, err := profileBundles(in.profileDir(p), p)
 		if err != nil {
@@ -725,17 +735,12 @@ func flowEmpty(t string) bool {
 	return strings.TrimSpace(t) == "[]"
 }
 
-// isMullRow: a line that names the id mull (`- id: mull`, `id: "mull"`).
-func isMullRow(t string) bool {
-	t = strings.TrimSpace(strings.TrimPrefix(t, "-"))
-	v, ok := strings.CutPrefix(t, "id:")
-	if !ok {
-		return false
-	}
-	v, _, _ = strings.Cut(v, "#")
-	v = strings.Trim(strings.TrimSpace(v), `"'`)
-	return v == "mull"
-}
+// mullID finds the id mull in a row, block or flow style: `- id: mull`,
+// `id: "mull"`, `- {id: 'mull', name: …}`.
+var mullID = regexp.MustCompile(`(^|[\s{,-])id:\s*["']?mull["']?\s*($|[,}#])`)
+
+// isMullRow: a line that names the id mull.
+func isMullRow(t string) bool { return mullID.MatchString(t) }
 
 // withBlock is the file with mull's block (replacing the old one in place).
 func (pf patchFile) withBlock(rows []string) ([]byte, error) {

@@ -85,7 +85,8 @@ func TestPatchFileInstallUninstallRoundTrip(t *testing.T) {
 func TestPatchFileRefused(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
 		{"a hand-made mull row", "- insert:\n    - id: mull\n      name: /x/plugin.mjs\n", "line 2 already loads a row with id mull"},
-		{"quoted", "- {id: \"mull\"}\n", ""}, // flow row: not seen as a row of id mull, but it is a '- ' row
+		{"a flow row", "- {id: \"mull\", name: /x}\n", "line 1 already loads a row with id mull"},
+		{"not mull", "- id: mullet\n- {id: x, config: {name: mull}}\n", ""},
 		{"a flow list with rows", "[{id: hmr, disabled: false}]\n", "line 1: \"[{id: hmr, disabled: false}]\": the file is not a block list"},
 		{"a mapping", "id: hmr\n", "already"}, // `id: hmr` is not mull's…
 		{"an open block", "# >>> mull: x\n- id: hmr\n", "line 1 opens a '# >>> mull' block that no '# <<< mull' line closes"},
@@ -94,9 +95,9 @@ func TestPatchFileRefused(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := parsePatchFile([]byte(tc.body), true)
 			switch {
-			case tc.name == "quoted":
+			case tc.want == "":
 				if err != nil {
-					t.Fatalf("a flow row was refused: %v", err)
+					t.Fatalf("refused: %v", err)
 				}
 			case tc.name == "a mapping":
 				if err == nil || !strings.Contains(err.Error(), "not a block list") {
@@ -345,6 +346,14 @@ func TestDSHInstallChoices(t *testing.T) {
 		}
 		if _, err := os.Stat(filepath.Join(home, "mull")); !os.IsNotExist(err) {
 			t.Fatalf("the plugin was written although a profile was refused: %v", err)
+		}
+	})
+	t.Run("a row in the home-level layer: refused", func(t *testing.T) {
+		home := t.TempDir()
+		writeFile(t, filepath.Join(home, "cordis.patch.yml"), "# every profile\n- insert:\n    - {id: x}\n    - id: 'mull'\n")
+		code, _, errOut := mull(t, ctx, "dsh", "install", "--dsh-home", home)
+		if code != 1 || !strings.Contains(errOut, filepath.Join(home, "cordis.patch.yml")+": line 4 already loads a row with id mull in every profile") {
+			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
 }
