@@ -20,6 +20,7 @@ require (
 	github.com/sashabaranov/go-openai v1.43.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	golang.org/x/mod v0.43.0
 	golang.org/x/text v0.43.0
 	modernc.org/sqlite v1.62.0
 	riverqueue.com/riverui v0.22.0

@@ -81,10 +81,7 @@ func decodeTOML(b []byte, c *Config) error {
 		}
 		return &Error{Key: "config", Problem: err.Error()}
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return &Error{Key: und[0].String(), Problem: "unknown key"}
-	}
-	return nil
+	return unknownKeys(md.Undecoded())
 }
 
 // walk calls fn for every scalar field reachable through nested structs,

@@ -93,8 +93,19 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		if err != nil {
 			return fmt.Errorf("check migrations on %s: %w", a.store.Where, err)
 		}
-		if n > 0 {
-			return fmt.Errorf("%s has %d pending migrations; run 'mull migrate' (or start 'mull serve') first", a.store.Where, n)
+		switch {
+		case n > 0 && a.store.Dialect == store.SQLite:
+			// An embedded database is this machine's own: migrate it, as
+			// serve would, so a first command on a new data dir works.
+			steps, err := a.store.Migrate(ctx, false)
+			if err != nil {
+				return err
+			}
+			a.log.Info("migrated the SQLite database", "database", a.store.Where, "migrations", len(steps))
+		case n > 0:
+			// PostgreSQL is shared by other processes, maybe of another
+			// mull version: migrating is for an operator's 'mull migrate'.
+			return fmt.Errorf("%s has %d pending migrations; run 'mull migrate' first (mull migrates PostgreSQL only when asked, or when 'mull serve' or 'mull worker' starts)", a.store.Where, n)
 		}
 	} else {
 		steps, err := a.store.Migrate(ctx, false)

@@ -51,9 +51,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return 0
 	}
+	var cfgErrs config.Errors
 	var cfgErr *config.Error
 	var exit *exitError
 	switch {
+	case errors.As(err, &cfgErrs):
+		for _, e := range cfgErrs {
+			fmt.Fprintf(stderr, "mull: config: %s\n", e)
+		}
+		return 2
 	case errors.As(err, &cfgErr):
 		fmt.Fprintf(stderr, "mull: config: %s\n", cfgErr)
 		return 2
@@ -86,6 +92,9 @@ type globals struct {
 	logLevel    string
 	logFormat   string
 
+	// envWarned: the unknown MULL_* variables were reported (once a run).
+	envWarned bool
+
 	stdout, stderr io.Writer
 }
 
@@ -116,7 +125,7 @@ print' shows the result.`,
 	pf.StringVar(&g.logFormat, "log-format", "", "auto, text or json (default auto: text on a terminal, else JSON; env MULL_LOG_FORMAT)")
 	root.AddCommand(
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
-		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g),
+		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newDSHCmd(g),
 		newFakeDeepSeekCmd(g), newBudgetCmd(g), newRetroCmd(g), newProposalsCmd(g), newPlaybooksCmd(g), newConsolidateCmd(g),
 	)
 	return root
@@ -133,7 +142,35 @@ func (g *globals) loadConfig() (config.Config, error) {
 			flags[key] = v
 		}
 	}
-	return config.Load(config.Source{File: g.configFile, Environ: os.Environ(), Flags: flags})
+	environ := os.Environ()
+	cfg, err := config.Load(config.Source{File: g.configFile, Environ: environ, Flags: flags})
+	g.warnEnv(cfg, err, environ)
+	return cfg, err
+}
+
+// warnEnv reports each MULL_* variable mull does not read, once a run, in
+// the log's format (or as plain lines when the config did not load):
+// mistyped, it would be ignored without a word.
+func (g *globals) warnEnv(cfg config.Config, loadErr error, environ []string) {
+	if g.envWarned {
+		return
+	}
+	g.envWarned = true
+	warnings := config.UnknownEnv(environ)
+	if len(warnings) == 0 {
+		return
+	}
+	if loadErr != nil {
+		for _, w := range warnings {
+			fmt.Fprintf(g.stderr, "mull: warning: %s\n", w)
+		}
+		return
+	}
+	log := newLogger(cfg, g.stderr)
+	for _, w := range warnings {
+		name, _, _ := strings.Cut(w, " ")
+		log.Warn(w, "variable", name)
+	}
 }
 
 // newLogger builds the process logger: tint on a terminal, JSON otherwise.

