@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -67,11 +68,11 @@ func TestWorkerFakeLLM(t *testing.T) {
 				stop()
 				select {
 				case <-done:
-				case <-time.After(testWait(t)):
+				case <-time.After(testwait.Patience(t)):
 					t.Error("worker did not stop")
 				}
 			}()
-			code, out, errOut := mull(t, ctx, append(base, "probe", "--llm", "--wait", "--timeout", testWait(t).Round(time.Second).String())...)
+			code, out, errOut := mull(t, ctx, append(base, "probe", "--llm", "--wait", "--timeout", testwait.Patience(t).Round(time.Second).String())...)
 			if code != 0 || !strings.Contains(out, "completed") {
 				t.Fatalf("probe --llm: %d\n%s%s\nworker log:\n%s", code, out, errOut, log.String())
 			}

@@ -65,10 +65,10 @@ const delay = ms => new Promise(resolve => setTimeout(resolve, ms))
 /**
  * How long until() polls before it gives up: a net for a test that would
  * otherwise hang, not a bound anything is expected to meet, so a busy
- * machine makes a test slower, never red. MULL_NODE_TEST_PATIENCE_MS
+ * machine makes a test slower, never red. MULL_TEST_NODE_PATIENCE_MS
  * overrides it.
  */
-const PATIENCE_MS = Number(process.env.MULL_NODE_TEST_PATIENCE_MS) || 120000
+const PATIENCE_MS = Number(process.env.MULL_TEST_NODE_PATIENCE_MS) || 120000
 
 /** Polls cond until it holds; fails only after PATIENCE_MS. */
 export async function until (cond, what = 'condition') {
