@@ -23,10 +23,18 @@
 //   - turn/end → turn_end with its reason (completed, error, aborted,
 //     max-tokens; an unknown kind counts as aborted) and error message.
 //   - turn/end with reason error → also error, the agent or provider failure
-//     that ended the turn (message and code). llm/retry rows and error
+//     that ended the turn (message and code, and the provider's HTTP status
+//     and request id when DSH has them). llm/retry rows and error
 //     finish chunks are attempts DSH retries: they are not agent errors, and
 //     when the retries run out the turn/end says so.
 //   - compaction/end → compaction_end, unless the compaction failed.
+//   - the usage chunk (assistant/chunk of chunk.type "usage") and
+//     assistant/message.data.usage → usage, once per step: DSH writes the
+//     same usage on both rows, and the first seen gives the event (model and
+//     provider from the message, or from the last request/context row).
+//     inputTokens are the prompt's cache misses, cacheReadTokens its hits.
+//   - session/title → session_title (DSH writes a "fallback" title cut from
+//     the prompt first, then the model's).
 //   - feedback/record → feedback. DSH's /feedback records free text without
 //     a rating; it is mostly a correction, so it counts as "down" unless it
 //     opens with an approving mark (👍, +1, good, thanks, lgtm…), as the
@@ -41,8 +49,10 @@
 //
 // An event's id is events.DSHID(session, seq of its row, ""), the id the
 // bridge plugin (integrations/dsh, dshId) gives the event it pushes for that
-// row, so a pushed event and its imported twin are stored once. Two
+// row, so a pushed event and its imported twin are stored once. The
 // exceptions: session_start, from the header that has no seq, is
 // "dsh:<session>:session_start" (the plugin's sessionStartId); the error
-// event beside a turn/end is DSHID(session, seq of the turn/end, "error").
+// event beside a turn/end is DSHID(session, seq of the turn/end, "error");
+// a usage event, which two rows carry, is UsageID(session, turn, step),
+// "dsh:<session>:usage:<turn>.<step>" (the plugin's usageId).
 package dshlog
