@@ -9,9 +9,12 @@ package overhead
 import (
 	"cmp"
 	"context"
+	"errors"
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/mullhq/mull/dlq"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
 )
@@ -202,4 +205,17 @@ func nonNil(rows []Row) []Row {
 		return []Row{}
 	}
 	return rows
+}
+
+// ParseSince reads a report's start: a UTC day (2026-11-29), an RFC 3339
+// time, or a duration back from now (24h, 7d).
+func ParseSince(v string, now time.Time) (time.Time, error) {
+	if d, err := time.Parse(time.DateOnly, v); err == nil {
+		return d, nil
+	}
+	t, err := dlq.ParseSince(v, now)
+	if err != nil {
+		return t, fmt.Errorf("want a day (2026-11-29), an RFC 3339 time or a duration such as 7d: %w", errors.Unwrap(err))
+	}
+	return t, nil
 }

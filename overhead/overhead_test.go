@@ -2,6 +2,7 @@ package overhead_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -74,5 +75,21 @@ func TestAssembleEmpty(t *testing.T) {
 	r := overhead.Assemble(llm.NewPricing(config.Default().LLM), nil, nil)
 	if r.Days == nil || r.Workspaces == nil || r.Total.Ratio != nil || r.Total.Mull.CostByKind == nil {
 		t.Fatalf("%+v", r)
+	}
+}
+
+func TestParseSince(t *testing.T) {
+	now := time.Date(2026, 12, 1, 15, 0, 0, 0, time.UTC)
+	for in, want := range map[string]time.Time{
+		"2026-11-29":           time.Date(2026, 11, 29, 0, 0, 0, 0, time.UTC),
+		"2026-11-29T08:00:00Z": time.Date(2026, 11, 29, 8, 0, 0, 0, time.UTC),
+		"7d":                   now.AddDate(0, 0, -7),
+	} {
+		if got, err := overhead.ParseSince(in, now); err != nil || !got.Equal(want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	if _, err := overhead.ParseSince("last week", now); err == nil || !strings.Contains(err.Error(), "want a day (2026-11-29)") {
+		t.Errorf("a bad since: %v", err)
 	}
 }
