@@ -66,6 +66,15 @@ func TestReportOverhead(t *testing.T) {
 			t.Fatalf("a bad since: %d %s", rec.Code, rec.Body)
 		}
 
+		var detail struct {
+			Title string         `json:"title"`
+			Usage overhead.Agent `json:"usage"`
+		}
+		expect(t, serve(srv, "GET", "/v1/sessions/session-a", ""), http.StatusOK, &detail)
+		if detail.Usage.Steps != 1 || detail.Usage.CacheHitTokens != 1_000_000 || detail.Usage.CostNanoUSD != agentCost {
+			t.Fatalf("GET /v1/sessions/session-a: %+v", detail)
+		}
+
 		rec = serve(srv, "GET", "/metrics", "")
 		ratio := "0.0196078431372549" // 3e6 / 153e6, off-peak
 		if agentCost == 306_000_000 {

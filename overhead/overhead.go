@@ -96,6 +96,20 @@ func Build(ctx context.Context, s *store.Store, pricing llm.Pricing, f Filter) (
 	return r, nil
 }
 
+// ForSession is one session's agent usage, priced: what `mull sessions
+// show` and GET /v1/sessions/ID report.
+func ForSession(ctx context.Context, s *store.Store, pricing llm.Pricing, sessionID string) (Agent, error) {
+	usages, err := s.AgentUsages(ctx, store.OverheadFilter{SessionID: sessionID})
+	if err != nil {
+		return Agent{}, err
+	}
+	var a Agent
+	for _, u := range usages {
+		addAgent(&a, pricing, u)
+	}
+	return a, nil
+}
+
 // Assemble groups priced usage and summed spend into a Report.
 func Assemble(pricing llm.Pricing, usages []store.AgentUsage, spend []store.LearningSpend) Report {
 	type key struct{ ws, day string }

@@ -15,6 +15,9 @@ import (
 type OverheadFilter struct {
 	Workspace    string
 	Since, Until time.Time
+	// SessionID narrows AgentUsages to one session (SumLearningSpend
+	// ignores it: calls are recorded per workspace).
+	SessionID string
 }
 
 func (f OverheadFilter) where(timeCol string, args []any) (string, []any) {
@@ -52,6 +55,10 @@ type AgentUsage struct {
 // read one by one rather than summed here.
 func (s *Store) AgentUsages(ctx context.Context, f OverheadFilter) ([]AgentUsage, error) {
 	where, args := f.where("time", []any{string(events.Usage)})
+	if f.SessionID != "" {
+		args = append(args, f.SessionID)
+		where = strings.TrimPrefix(where+fmt.Sprintf(" and session_id = $%d", len(args)), " and ")
+	}
 	q := `select workspace, session_id, time, payload from events where type = $1`
 	if where != "" {
 		q += " and " + where

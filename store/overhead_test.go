@@ -50,6 +50,14 @@ func TestOverheadReads(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].InputTokens != 10 {
 			t.Fatalf("filtered usages %+v, %v", got, err)
 		}
+		got, err = s.AgentUsages(ctx, store.OverheadFilter{SessionID: "session-b"})
+		if err != nil || len(got) != 1 || got[0].Workspace != "/b" {
+			t.Fatalf("one session's usages %+v, %v", got, err)
+		}
+		got, err = s.AgentUsages(ctx, store.OverheadFilter{SessionID: "session-a", Until: day2})
+		if err != nil || len(got) != 1 || got[0].Step != 1 {
+			t.Fatalf("one session's usages before day2 %+v, %v", got, err)
+		}
 
 		for _, c := range []store.LLMCall{
 			{Kind: "retro_session", Workspace: "/a", Model: "m", PromptTokens: 1000, CacheHitTokens: 800, CacheMissTokens: 200, CompletionTokens: 100, CostNanoUSD: 500, Outcome: "ok", CreatedAt: day1},

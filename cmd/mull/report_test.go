@@ -127,7 +127,8 @@ func TestOverheadOnFixtureLogs(t *testing.T) {
 				t.Fatalf("a bad --since: %d %s", code, errOut)
 			}
 			code, out, _ = mull(t, ctx, append(base, "sessions", "show", "session-618f3e2a-04f1-4c07-ae0d-228954177258")...)
-			if code != 0 || !strings.Contains(out, "title Fix failing invoice discount tests") || !strings.Contains(out, "usage=5") {
+			if code != 0 || !strings.Contains(out, "title Fix failing invoice discount tests") || !strings.Contains(out, "usage=5") ||
+				!strings.Contains(out, "agent usage: 5 steps, 46763 prompt tokens (78.6% cache hits), 392 output tokens (130 reasoning), $0.001849") {
 				t.Fatalf("sessions show: %d\n%s", code, out)
 			}
 		})
