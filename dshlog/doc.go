@@ -28,11 +28,11 @@
 //     finish chunks are attempts DSH retries: they are not agent errors, and
 //     when the retries run out the turn/end says so.
 //   - compaction/end → compaction_end, unless the compaction failed.
-//   - the usage chunk (assistant/chunk of chunk.type "usage") and
-//     assistant/message.data.usage → usage, once per step: DSH writes the
-//     same usage on both rows, and the first seen gives the event (model and
-//     provider from the message, or from the last request/context row).
-//     inputTokens are the prompt's cache misses, cacheReadTokens its hits.
+//   - assistant/message.data.usage → usage (model and provider from the
+//     message's source), one per step: DSH writes the same usage on the
+//     step's usage chunk too, which is skipped, since only the message names
+//     the model. inputTokens are the prompt's cache misses, cacheReadTokens
+//     its hits.
 //   - session/title → session_title (DSH writes a "fallback" title cut from
 //     the prompt first, then the model's).
 //   - feedback/record → feedback. DSH's /feedback records free text without
@@ -52,7 +52,7 @@
 // row, so a pushed event and its imported twin are stored once. The
 // exceptions: session_start, from the header that has no seq, is
 // "dsh:<session>:session_start" (the plugin's sessionStartId); the error
-// event beside a turn/end is DSHID(session, seq of the turn/end, "error");
-// a usage event, which two rows carry, is UsageID(session, turn, step),
-// "dsh:<session>:usage:<turn>.<step>" (the plugin's usageId).
+// event beside a turn/end is DSHID(session, seq of the turn/end, "error"),
+// and the usage event beside an assistant_message is DSHID(session, seq of
+// the message, "usage").
 package dshlog

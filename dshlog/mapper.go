@@ -38,7 +38,6 @@ type State struct {
 	LastSeq int64 `json:"last_seq"`
 	// Calls are tool calls seen without their results yet, by callId.
 	Calls map[string]Call `json:"calls,omitempty"`
-	usageState
 }
 
 // Mapper maps the rows of one session log, in order, to mull events.
@@ -92,8 +91,8 @@ func (m *Mapper) header(r row) ([]events.Event, error) {
 
 func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 	switch r.Type {
-	case "assistant/chunk", "request/context", "session/title":
-		return m.mapUsageRows(r, seq)
+	case "session/title":
+		return m.title(r, seq)
 	case "turn/start":
 		var d turnStart
 		if err := decode(r.Data, &d); err != nil {

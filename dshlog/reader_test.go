@@ -196,8 +196,8 @@ func TestCorruptLogs(t *testing.T) {
 		if ce.Offset != int64(wantOffset) || pos.Offset != int64(wantOffset) || !strings.Contains(msg, path+": line 40 (byte ") || !strings.Contains(msg, "bad JSON") {
 			t.Fatalf("error %q at %d, pos %+v; want line 40 at byte %d", msg, ce.Offset, pos, wantOffset)
 		}
-		if len(evs) != 9 { // session_start, 2 user messages, 2 titles, step 1's usage, assistant message and tool result, step 2's usage
-			t.Errorf("%d events before the bad line, want 9", len(evs))
+		if len(evs) != 8 { // session_start, 2 user messages, 2 titles, step 1's assistant message, usage and tool result
+			t.Errorf("%d events before the bad line, want 8", len(evs))
 		}
 	})
 

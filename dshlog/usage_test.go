@@ -35,8 +35,20 @@ func TestMapUsageFixtures(t *testing.T) {
 				if p.Model != "deepseek-v4-flash" || p.Provider != "deepseek-official" || p.Turn != 1 || p.ReasoningTokens == nil {
 					t.Errorf("%s: %+v", e.ID, p)
 				}
-				if e.ID != dshlog.UsageID(f.session, p.Turn, p.Step) {
+				if !strings.HasPrefix(e.ID, "dsh:"+f.session+":") || !strings.HasSuffix(e.ID, ":usage") || p.Step < 1 {
 					t.Errorf("usage id %q for step %d", e.ID, p.Step)
+				}
+			}
+			if i == 0 { // the plugin's test (integrations/dsh/test/usage.test.mjs) pins the same id and payload
+				got := ""
+				for _, e := range evs {
+					if e.ID == events.DSHID(f.session, 80, "usage") {
+						got = string(e.Payload)
+					}
+				}
+				if got != `{"model":"deepseek-v4-flash","provider":"deepseek-official","input_tokens":537,"cache_read_tokens":8576,`+
+					`"output_tokens":72,"reasoning_tokens":37,"turn":1,"step":2}` {
+					t.Errorf("step 2's usage (seq 80): %q", got)
 				}
 			}
 			if w := want[i]; steps != w.steps || input != w.input || cacheRead != w.cacheRead || output != w.output {
@@ -71,50 +83,35 @@ func ofType(evs []events.Event, typ events.Type) []events.Event {
 
 func TestMapUsageRows(t *testing.T) {
 	const (
-		ctx     = `{"type":"request/context","seq":0,"time":1795977438820,"data":{"provider":"deepseek-official","model":"deepseek-v4-pro","contextWindow":1000000}}`
 		chunk   = `{"type":"assistant/chunk","seq":1,"time":1795977438821,"data":{"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":64}}}}`
 		message = `{"type":"assistant/message","seq":3,"time":1795977438822,"data":{"turn":1,"step":1,"message":{"role":"assistant","content":[{"type":"text","text":"ok"}],"source":{"kind":"model","provider":"deepseek-official","model":"deepseek-v4-flash"}},"usage":{"inputTokens":10,"outputTokens":5,"cacheReadTokens":64}}}`
 	)
-	t.Run("chunk and message give one event", func(t *testing.T) {
-		u := ofType(mapRows(t, ctx, chunk, message), events.Usage)
-		if len(u) != 1 || u[0].ID != "dsh:session-u:usage:1.1" {
-			t.Fatalf("usage events %v", u)
-		}
-		if p := payload[events.UsagePayload](t, u[0]); p.Model != "deepseek-v4-pro" || p.InputTokens != 10 || p.CacheReadTokens != 64 || p.OutputTokens != 5 || p.ReasoningTokens != nil {
-			t.Errorf("payload %+v", p)
-		}
-	})
-	t.Run("message alone", func(t *testing.T) {
-		evs := mapRows(t, message)
+	t.Run("the message copy gives the one event, the chunk nothing", func(t *testing.T) {
+		evs := mapRows(t, chunk, message)
 		u := ofType(evs, events.Usage)
-		if len(u) != 1 || u[0].ID != "dsh:session-u:usage:1.1" || len(ofType(evs, events.AssistantMessage)) != 1 {
+		if len(u) != 1 || u[0].ID != "dsh:session-u:3:usage" || len(ofType(evs, events.AssistantMessage)) != 1 {
 			t.Fatalf("events %v", evs)
 		}
-		if p := payload[events.UsagePayload](t, u[0]); p.Model != "deepseek-v4-flash" {
+		p := payload[events.UsagePayload](t, u[0])
+		if p.Model != "deepseek-v4-flash" || p.Provider != "deepseek-official" || p.InputTokens != 10 || p.CacheReadTokens != 64 ||
+			p.OutputTokens != 5 || p.ReasoningTokens != nil || p.Turn != 1 || p.Step != 1 {
 			t.Errorf("payload %+v", p)
 		}
 	})
-	t.Run("chunk alone, and a later step", func(t *testing.T) {
-		step2 := strings.Replace(strings.Replace(chunk, `"step":1`, `"step":2`, 1), `"seq":1`, `"seq":7`, 1)
-		u := ofType(mapRows(t, chunk, step2), events.Usage)
-		if len(u) != 2 || u[1].ID != "dsh:session-u:usage:1.2" {
-			t.Fatalf("usage events %v", u)
-		}
-		if p := payload[events.UsagePayload](t, u[0]); p.Model != "" {
-			t.Errorf("a route no row named: %+v", p)
+	t.Run("a tool-call-only message still gives its usage", func(t *testing.T) {
+		calls := strings.Replace(message, `{"type":"text","text":"ok"}`, `{"type":"tool-call","id":"c1","name":"bash","arguments":"{}"}`, 1)
+		evs := mapRows(t, calls)
+		if len(evs) != 2 || evs[1].Type != events.Usage {
+			t.Fatalf("events %v", evs)
 		}
 	})
 	t.Run("counts mull would refuse are zeroed", func(t *testing.T) {
-		bad := `{"type":"assistant/chunk","seq":1,"time":1795977438821,"data":{"turn":1,"step":1,"chunk":{"type":"usage","usage":{"inputTokens":-4,"outputTokens":5,"cacheReadTokens":2199023255552,"reasoningTokens":9}}}}`
+		bad := strings.Replace(message, `{"inputTokens":10,"outputTokens":5,"cacheReadTokens":64}`,
+			`{"inputTokens":-4,"outputTokens":5,"cacheReadTokens":2199023255552,"reasoningTokens":9}`, 1)
+		bad = strings.Replace(bad, `"model":"deepseek-v4-flash"`, `"model":"deepseek\nv4"`, 1)
 		u := ofType(mapRows(t, bad), events.Usage)
-		if p := payload[events.UsagePayload](t, u[0]); p.InputTokens != 0 || p.CacheReadTokens != 0 || *p.ReasoningTokens != 5 {
+		if p := payload[events.UsagePayload](t, u[0]); p.InputTokens != 0 || p.CacheReadTokens != 0 || *p.ReasoningTokens != 5 || p.Model != "" {
 			t.Errorf("payload %+v", p)
-		}
-	})
-	t.Run("other chunks give nothing", func(t *testing.T) {
-		finish := `{"type":"assistant/chunk","seq":1,"time":1795977438821,"data":{"turn":1,"step":1,"chunk":{"type":"finish","reason":{"kind":"stop"}}}}`
-		if evs := mapRows(t, finish); len(evs) != 1 {
-			t.Fatalf("events %v", evs)
 		}
 	})
 }

@@ -7,7 +7,7 @@ import { EventQueue } from './queue.mjs'
 import { DigestCache } from './digest.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
-import { failureDetail, mapTitle, mapUsage, newUsageState } from './usage.mjs'
+import { failureDetail, mapTitle, mapUsage } from './usage.mjs'
 import {
   MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, mullEvent, sessionEndId, sessionStartId, stableId
 } from './mapping.mjs'
@@ -122,8 +122,7 @@ export class Bridge {
       start: null,
       errors: [], // agent/error reports waiting for their turn/end
       errorTimer: null,
-      erroredTurns: new Set(), // turns whose turn/end row gave the error event
-      usage: newUsageState() // the agent's route and the last step whose usage went out
+      erroredTurns: new Set() // turns whose turn/end row gave the error event
     }
     this.sessions.set(id, s)
     while (this.sessions.size > MAX_SESSIONS) {
@@ -170,7 +169,7 @@ export class Bridge {
           return
       }
       const state = { id: s.id, workspace: s.workspace, turn: s.turn, callOf: callId => s.calls.get(callId) }
-      const out = [...mapSessionEvent(state, event, { forwardMessages: this.config.forwardMessages }), ...mapUsage(s, s.usage, event)]
+      const out = [...mapSessionEvent(state, event, { forwardMessages: this.config.forwardMessages }), ...mapUsage(s, event)]
       if (out.some(e => e.type === 'error')) { // the row says it
         s.erroredTurns.add(data.turn)
         s.errors = s.errors.filter(e => e.payload.turn !== data.turn)

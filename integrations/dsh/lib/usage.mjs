@@ -12,70 +12,27 @@ const MAX_ID = 256
 const MAX_TITLE = 512
 
 /**
- * The id of a step's usage event. DSH writes each step's usage twice (the
- * usage chunk, then assistant/message.data.usage), so the id names the
- * step, not the row: whichever row the plugin or the importer sees first,
- * they derive the same id (dshlog.UsageID).
+ * The usage event of an assistant/message row, or [] for any other row.
+ * DSH writes a step's usage twice, on its usage chunk and as this copy;
+ * only the copy names the model, so it is the one mull keeps, with the id
+ * the importer derives from the same row (dshId(seq, 'usage')).
  */
-export function usageId (sessionId, turn, step) {
-  return `dsh:${sessionId}:usage:${turn}.${step}`
-}
-
-/** Per-session memory of the usage rule: the route and the last step mapped. */
-export function newUsageState () {
-  return { provider: undefined, model: undefined, step: undefined }
-}
-
-/**
- * The usage event for a session event, once per step, or [] for any other
- * row. u is the session's newUsageState(); request/context rows and
- * assistant messages update its route.
- */
-export function mapUsage (s, u, event) {
+export function mapUsage (s, event) {
   const data = event?.data
-  if (!Number.isInteger(event?.seq) || data == null) return []
-  switch (event.type) {
-    case 'request/context':
-      setRoute(u, data.provider, data.model)
-      return []
-    case 'assistant/chunk':
-      if (data.chunk?.type !== 'usage' || !isObject(data.chunk.usage)) return []
-      return usage(s, u, event, data.chunk.usage)
-    case 'assistant/message':
-      if (!isObject(data.usage)) return []
-      setRoute(u, data.message?.source?.provider, data.message?.source?.model)
-      return usage(s, u, event, data.usage)
-    default:
-      return []
-  }
-}
-
-function usage (s, u, event, raw) {
-  const turn = Number.isInteger(event.data.turn) && event.data.turn > 0 ? event.data.turn : 0
-  const step = Number.isInteger(event.data.step) && event.data.step > 0 ? event.data.step : 0
-  const key = `${turn}.${step}`
-  if (turn > 0 && step > 0 && key === u.step) return []
-  u.step = key
+  if (event?.type !== 'assistant/message' || !Number.isInteger(event.seq) || !isObject(data?.usage)) return []
+  const raw = data.usage
   const output = tokens(raw.outputTokens)
   const payload = {
-    model: u.model,
-    provider: u.provider,
+    model: label(data.message?.source?.model, MAX_NAME),
+    provider: label(data.message?.source?.provider, MAX_NAME),
     input_tokens: tokens(raw.inputTokens),
     cache_read_tokens: tokens(raw.cacheReadTokens),
     output_tokens: output,
     reasoning_tokens: raw.reasoningTokens == null ? undefined : Math.min(tokens(raw.reasoningTokens), output),
-    turn: turn || undefined,
-    step: step || undefined
+    turn: Number.isInteger(data.turn) && data.turn > 0 ? data.turn : undefined,
+    step: Number.isInteger(data.step) && data.step > 0 ? data.step : undefined
   }
-  const id = turn > 0 && step > 0 ? usageId(s.id, turn, step) : dshId(s.id, event.seq, 'usage')
-  return [mullEvent(id, 'usage', s.id, s.workspace, event.time, payload)]
-}
-
-function setRoute (u, provider, model) {
-  model = label(model, MAX_NAME)
-  if (!model) return
-  u.model = model
-  u.provider = label(provider, MAX_NAME)
+  return [mullEvent(dshId(s.id, event.seq, 'usage'), 'usage', s.id, s.workspace, event.time, payload)]
 }
 
 /** A token count mull takes: a whole number from 0 to 2^40, else 0. */

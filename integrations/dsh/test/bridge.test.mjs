@@ -93,7 +93,7 @@ test('a whole real DSH log replayed through the bridge: every event valid, none 
       if (['tool/result', 'turn/end'].includes(r.type) || r.type === 'user/message' ||
         (r.type === 'assistant/message' && r.data.message.content.some(b => b.type === 'text' && b.text.trim()))) expected++
       if (r.type === 'turn/end' && r.data.reason.kind === 'error') expected++
-      if (r.type === 'session/title' || (r.type === 'assistant/chunk' && r.data.chunk.type === 'usage')) expected++ // one usage per step
+      if (r.type === 'session/title' || (r.type === 'assistant/message' && r.data.usage)) expected++ // one usage per step
     }
   }
   await until(() => fake.events.size === expected, 5000, `${expected} events`)

@@ -2,14 +2,13 @@ import { test } from 'node:test'
 import assert from 'node:assert/strict'
 
 import { mapSessionEvent } from '../lib/mapping.mjs'
-import { failureDetail, mapTitle, mapUsage, newUsageState, usageId } from '../lib/usage.mjs'
+import { failureDetail, mapTitle, mapUsage } from '../lib/usage.mjs'
 import { checkEvent } from '../testkit/fake-mull.mjs'
 import { fixtureLogs } from '../testkit/helpers.mjs'
 
 const SID = 'session-618f3e2a-04f1-4c07-ae0d-228954177258'
 const s = { id: SID, workspace: '/home/dev/invoice-utils' }
 
-const ctxRow = { type: 'request/context', seq: 11, time: 1795977438892, data: { provider: 'deepseek-official', model: 'deepseek-v4-flash', contextWindow: 1000000 } }
 const usage = { inputTokens: 537, outputTokens: 72, cacheReadTokens: 8576, reasoningTokens: 37 }
 const chunk = { type: 'assistant/chunk', seq: 78, time: 1795977440753, data: { turn: 1, step: 2, chunk: { type: 'usage', usage } } }
 const message = {
@@ -20,33 +19,28 @@ const message = {
 }
 // What the importer (dshlog) maps S1's step 2 to: the same id and payload.
 const importedStep2 = {
-  id: `dsh:${SID}:usage:1.2`,
+  id: `dsh:${SID}:80:usage`,
   type: 'usage',
   payload: { model: 'deepseek-v4-flash', provider: 'deepseek-official', input_tokens: 537, cache_read_tokens: 8576, output_tokens: 72, reasoning_tokens: 37, turn: 1, step: 2 }
 }
 
-test('usage: the chunk and the message copy of one step give one event, with the importer\'s id', () => {
-  const u = newUsageState()
-  assert.deepEqual(mapUsage(s, u, ctxRow), [])
-  const [e, ...rest] = mapUsage(s, u, chunk)
+test('usage: the message copy gives the event, with the importer\'s id and payload; the chunk nothing', () => {
+  assert.deepEqual(mapUsage(s, chunk), [])
+  const [e, ...rest] = mapUsage(s, message)
   assert.deepEqual(rest, [])
   assert.deepEqual({ id: e.id, type: e.type, payload: e.payload }, importedStep2)
   assert.equal(checkEvent(e), null)
-  assert.deepEqual(mapUsage(s, u, message), [])
-  assert.equal(usageId(SID, 1, 2), importedStep2.id)
 })
 
-test('usage: a message without its chunk still counts, with the message\'s model', () => {
-  const [e] = mapUsage(s, newUsageState(), message)
-  assert.deepEqual({ id: e.id, type: e.type, payload: e.payload }, importedStep2)
-})
-
-test('usage: counts mull would refuse are zeroed, not sent', () => {
-  const bad = { ...chunk, data: { turn: 1, step: 3, chunk: { type: 'usage', usage: { inputTokens: -1, outputTokens: 5, cacheReadTokens: 1.5, reasoningTokens: 9 } } } }
-  const [e] = mapUsage(s, newUsageState(), bad)
-  assert.deepEqual(e.payload, { input_tokens: 0, cache_read_tokens: 0, output_tokens: 5, reasoning_tokens: 5, turn: 1, step: 3 })
+test('usage: counts and names mull would refuse are zeroed or left out, not sent', () => {
+  const bad = {
+    ...message,
+    data: { ...message.data, message: { ...message.data.message, source: { kind: 'model', model: 'x\ny' } }, usage: { inputTokens: -1, outputTokens: 5, cacheReadTokens: 1.5, reasoningTokens: 9 } }
+  }
+  const [e] = mapUsage(s, bad)
+  assert.deepEqual(e.payload, { input_tokens: 0, cache_read_tokens: 0, output_tokens: 5, reasoning_tokens: 5, turn: 1, step: 2 })
   assert.equal(checkEvent(e), null)
-  assert.deepEqual(mapUsage(s, newUsageState(), { ...chunk, data: { turn: 1, step: 1, chunk: { type: 'finish', reason: { kind: 'stop' } } } }), [])
+  assert.deepEqual(mapUsage(s, { ...message, data: { ...message.data, usage: undefined } }), [])
 })
 
 test('session title: one event per session/title row, none for a blank title', () => {
@@ -72,14 +66,13 @@ test('provider error: status and request id kept when valid', () => {
   assert.deepEqual(failureDetail({ status: 42, requestId: 'a\nb' }), { status: undefined, request_id: undefined })
 })
 
-test('usage on the fixture logs: one per step, the numbers FORMAT.md tabulates', (t) => {
+test('usage on the fixture logs: one per step, the importer\'s numbers', (t) => {
   const logs = fixtureLogs()
   if (logs.length === 0) return t.skip('shared/fixtures/dsh not found')
   const totals = {}
   for (const { header, rows } of logs) {
-    const u = newUsageState()
     const sess = { id: header.id, workspace: header.cwd }
-    const evs = rows.flatMap(r => mapUsage(sess, u, r))
+    const evs = rows.flatMap(r => mapUsage(sess, r))
     assert.equal(new Set(evs.map(e => e.id)).size, evs.length)
     for (const e of evs) assert.equal(checkEvent(e), null)
     totals[header.id] = evs.reduce((a, e) => [a[0] + 1, a[1] + e.payload.input_tokens, a[2] + e.payload.cache_read_tokens], [0, 0, 0])
