@@ -21,6 +21,7 @@ import (
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
@@ -68,6 +69,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
 	s.metrics = NewMetrics(d.Store, d.Logger)
+	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
@@ -92,6 +94,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesMemory()
 	s.routesConsolidate()
 	s.routesLogin()
+	s.routesReport()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

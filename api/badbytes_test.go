@@ -108,6 +108,7 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/admin/proposals/{id}/reject", path: map[string]string{"id": "p1"}, body: `{"note":"no"}`},
 	{pattern: "GET /riverui/{path...}", path: map[string]string{"path": "jobs"}}, // a prefix route: its wildcard is "path",
 	{pattern: "GET /riverui"},
+	{pattern: "GET /v1/admin/report/overhead", query: map[string]string{"workspace": "/w", "since": "7d", "until": "2026-12-01"}},
 	{pattern: "GET /login", query: map[string]string{"next": "/riverui/"}},
 	{pattern: "POST /login"},
 	{pattern: "POST /logout"},

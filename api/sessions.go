@@ -5,13 +5,17 @@ import (
 	"net/http"
 	"strconv"
 
+	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/overhead"
 	"github.com/mullhq/mull/store"
 )
 
 // sessionDetail is GET /v1/sessions/{id}: the session and its last events.
 type sessionDetail struct {
 	store.Session
-	LastEvents []store.Event `json:"last_events"`
+	// Usage is the agent's own usage in the session, priced (llm.prices).
+	Usage      overhead.Agent `json:"usage"`
+	LastEvents []store.Event  `json:"last_events"`
 }
 
 // listSessions answers GET /v1/sessions?workspace=&status=&limit=.
@@ -56,7 +60,12 @@ func (s *Server) showSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, LastEvents: nonNil(evs)})
+	usage, err := overhead.ForSession(r.Context(), s.deps.Store, llm.NewPricing(s.deps.Config.LLM), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, Usage: usage, LastEvents: nonNil(evs)})
 }
 
 // queryLimit parses an optional positive count; zero means the default.

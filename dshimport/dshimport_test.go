@@ -27,7 +27,7 @@ func TestImportFixtureHome(t *testing.T) {
 		im.Progress = func(p Progress) { last, calls = p, calls+1 }
 
 		sum := scanOK(t, im)
-		want := Summary{Files: 4, Read: 4, Events: 41, Stored: 41, Errors: []FileError{}}
+		want := Summary{Files: 4, Read: 4, Events: 66, Stored: 66, Errors: []FileError{}}
 		if fmt.Sprint(sum) != fmt.Sprint(want) {
 			t.Fatalf("summary %+v\nwant %+v", sum, want)
 		}
@@ -42,7 +42,7 @@ func TestImportFixtureHome(t *testing.T) {
 			info, _ := os.Stat(ss.in(home))
 			size += info.Size()
 		}
-		if last != (Progress{FilesDone: 4, FilesTotal: 4, Events: 41, BytesDone: size, BytesTotal: size}) || calls < 4 {
+		if last != (Progress{FilesDone: 4, FilesTotal: 4, Events: 66, BytesDone: size, BytesTotal: size}) || calls < 4 {
 			t.Errorf("last progress %+v after %d calls", last, calls)
 		}
 
@@ -79,7 +79,7 @@ func TestTruncatedPlainLogResumes(t *testing.T) {
 		im := newImporter(s, home, ing)
 
 		sum := scanOK(t, im)
-		if sum.Waiting != 1 || len(sum.Errors) != 0 || sum.Events != 7 {
+		if sum.Waiting != 1 || len(sum.Errors) != 0 || sum.Events != 12 {
 			t.Fatalf("truncated scan %+v", sum)
 		}
 		rec := records(t, s)[s4.in(home)]
@@ -93,7 +93,7 @@ func TestTruncatedPlainLogResumes(t *testing.T) {
 
 		writeLog(t, s4.in(home), full)
 		sum = scanOK(t, im)
-		if sum.Waiting != 0 || sum.Events != 5 || sum.Duplicates != 0 {
+		if sum.Waiting != 0 || sum.Events != 8 || sum.Duplicates != 0 {
 			t.Fatalf("completed scan %+v", sum)
 		}
 		ing.requireStored(t, allEvents(t, s4))
@@ -234,7 +234,7 @@ func TestCorruptLogDoesNotStopTheOthers(t *testing.T) {
 			t.Errorf("plain error %+v", e)
 		}
 		s4evs := allEvents(t, s4)
-		ing.requireStored(t, allEvents(t, s2), allEvents(t, s3), s4evs[:5], prefixStored(ing, allEvents(t, s1)))
+		ing.requireStored(t, allEvents(t, s2), allEvents(t, s3), s4evs[:8], prefixStored(ing, allEvents(t, s1)))
 		if rec := records(t, s)[s4.in(home)]; rec.Error != sum.Errors[1].Error || rec.Lines != 39 {
 			t.Errorf("record %+v", rec)
 		}
@@ -247,7 +247,7 @@ func TestCorruptLogDoesNotStopTheOthers(t *testing.T) {
 
 		// Repaired: the rest comes, the error clears.
 		writeLog(t, s4.in(home), plain)
-		if sum := scanOK(t, im); len(sum.Errors) != 1 || sum.Events != len(s4evs)-5 {
+		if sum := scanOK(t, im); len(sum.Errors) != 1 || sum.Events != len(s4evs)-8 {
 			t.Fatalf("after the repair %+v", sum)
 		}
 		if rec := records(t, s)[s4.in(home)]; rec.Error != "" || rec.LastSeq != s4.lastSeq {
@@ -267,7 +267,7 @@ func TestPushedAndImportedMeet(t *testing.T) {
 		ing.stored[id] = events.Event{ID: id} // as pushed by integrations/dsh
 	}
 	sum := scanOK(t, newImporter(s, home, ing))
-	if sum.Events != 12 || sum.Stored != 8 || sum.Duplicates != 4 {
+	if sum.Events != 19 || sum.Stored != 15 || sum.Duplicates != 4 {
 		t.Fatalf("summary %+v", sum)
 	}
 }
@@ -276,7 +276,7 @@ func TestDryRunStoresNothing(t *testing.T) {
 	s := storetest.New(t, store.SQLite)
 	im := &Importer{Home: copyHome(t), Store: s, DryRun: true, Now: func() time.Time { return time.UnixMilli(1795977438816).Add(time.Hour) }}
 	sum := scanOK(t, im)
-	if sum.Events != 41 || sum.Stored != 0 || len(records(t, s)) != 0 {
+	if sum.Events != 66 || sum.Stored != 0 || len(records(t, s)) != 0 {
 		t.Fatalf("dry run %+v left %d records", sum, len(records(t, s)))
 	}
 }

@@ -23,10 +23,18 @@
 //   - turn/end → turn_end with its reason (completed, error, aborted,
 //     max-tokens; an unknown kind counts as aborted) and error message.
 //   - turn/end with reason error → also error, the agent or provider failure
-//     that ended the turn (message and code). llm/retry rows and error
+//     that ended the turn (message and code, and the provider's HTTP status
+//     and request id when DSH has them). llm/retry rows and error
 //     finish chunks are attempts DSH retries: they are not agent errors, and
 //     when the retries run out the turn/end says so.
 //   - compaction/end → compaction_end, unless the compaction failed.
+//   - assistant/message.data.usage → usage (model and provider from the
+//     message's source), one per step: DSH writes the same usage on the
+//     step's usage chunk too, which is skipped, since only the message names
+//     the model. inputTokens are the prompt's cache misses, cacheReadTokens
+//     its hits.
+//   - session/title → session_title (DSH writes a "fallback" title cut from
+//     the prompt first, then the model's).
 //   - feedback/record → feedback of rating "none": DSH's /feedback records
 //     free text without a rating, and no rating is guessed from its words.
 //   - The 👍/👎 on one assistant message (DSH's message-feedback, web
@@ -51,11 +59,12 @@
 //
 // An event's id is events.DSHID(session, seq of its row, ""), the id the
 // bridge plugin (integrations/dsh, dshId) gives the event it pushes for that
-// row, so a pushed event and its imported twin are stored once. Three
+// row, so a pushed event and its imported twin are stored once. The
 // exceptions: session_start, from the header that has no seq, is
 // "dsh:<session>:session_start" (the plugin's sessionStartId); the error
 // event beside a turn/end is DSHID(session, seq of the turn/end, "error");
-// per-message feedback, which has no row, is
+// the usage event beside an assistant_message is DSHID(session, seq of the
+// message, "usage"); per-message feedback, which has no row, is
 // "dsh:<session>:feedback:<message id>:<version>" (FeedbackID, the
 // plugin's feedbackId).
 package dshlog

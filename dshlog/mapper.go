@@ -98,6 +98,8 @@ func (m *Mapper) header(r row) ([]events.Event, error) {
 
 func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 	switch r.Type {
+	case "session/title":
+		return m.title(r, seq)
 	case "turn/start":
 		var d turnStart
 		if err := decode(r.Data, &d); err != nil {
@@ -115,12 +117,13 @@ func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 		if err := decode(r.Data, &d); err != nil {
 			return nil, err
 		}
+		usage := m.messageUsage(r, seq)
 		text := texts(d.Message.Content, "text")
 		if text == "" {
-			return nil, nil
+			return usage, nil
 		}
 		p := events.MessagePayload{Text: cut(text, events.MaxText), Turn: d.Turn, MessageID: d.Message.ID}
-		return []events.Event{m.event(events.AssistantMessage, seq, "", r.Time, p)}, nil
+		return append([]events.Event{m.event(events.AssistantMessage, seq, "", r.Time, p)}, usage...), nil
 	case "tool/call":
 		var d toolCall
 		if err := decode(r.Data, &d); err != nil {
@@ -240,6 +243,7 @@ func (m *Mapper) turnEnd(r row, seq int64, d turnEnd) []events.Event {
 		if d.Reason.Error != nil {
 			e.Code = d.Reason.Error.Code
 		}
+		e.Status, e.RequestID = failureDetail(d.Reason.Error)
 		if strings.TrimSpace(e.Message) == "" {
 			e.Message = "the turn ended in an error (" + e.Code + ")"
 		}

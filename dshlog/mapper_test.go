@@ -24,7 +24,8 @@ func TestMapFixtures(t *testing.T) {
 	}{
 		{
 			fixture: fixtures[0],
-			counts:  map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 4, events.ToolResult: 4, events.TurnEnd: 1},
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 4, events.ToolResult: 4, events.TurnEnd: 1,
+				events.Usage: 5, events.SessionTitle: 2},
 			tools: []string{
 				"45 bash exit=1 code= error=true", "82 read exit=- code= error=false",
 				"132 edit exit=- code= error=false", "155 bash exit=0 code= error=false",
@@ -33,7 +34,8 @@ func TestMapFixtures(t *testing.T) {
 		},
 		{
 			fixture: fixtures[1],
-			counts:  map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 2, events.ToolResult: 3, events.TurnEnd: 1},
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 2, events.ToolResult: 3, events.TurnEnd: 1,
+				events.Usage: 4, events.SessionTitle: 2},
 			tools: []string{
 				"30 read exit=- code=FS_NOT_FOUND error=true", "61 glob exit=- code= error=false",
 				"83 read exit=- code= error=false",
@@ -43,14 +45,15 @@ func TestMapFixtures(t *testing.T) {
 		{
 			fixture: fixtures[2],
 			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 1, events.ToolResult: 2,
-				events.TurnEnd: 1, events.Error: 1},
+				events.TurnEnd: 1, events.Error: 1, events.Usage: 2, events.SessionTitle: 2},
 			tools:      []string{"35 read exit=- code= error=false", "54 grep exit=- code= error=false"},
 			turnEnd:    "error: Internal server error: upstream model worker unavailable",
 			errorEvent: "SERVER: Internal server error: upstream model worker unavailable",
 		},
 		{
 			fixture: fixtures[3],
-			counts:  map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 3, events.ToolResult: 5, events.TurnEnd: 1},
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 3, events.ToolResult: 5, events.TurnEnd: 1,
+				events.Usage: 6, events.SessionTitle: 2},
 			tools: []string{
 				"44 read exit=- code= error=false", "67 read exit=- code= error=false", "110 edit exit=- code= error=false",
 				"132 bash exit=0 code= error=false", "153 bash exit=0 code= error=false",

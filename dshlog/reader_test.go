@@ -81,7 +81,7 @@ func TestZstdEqualsPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(zevs) != fmt.Sprint(pevs) || len(pevs) != 12 {
+	if fmt.Sprint(zevs) != fmt.Sprint(pevs) || len(pevs) != 20 { // 12, 6 usage and 2 session_title
 		t.Fatalf("zstd gave %d events, plain %d, or they differ", len(zevs), len(pevs))
 	}
 }
@@ -196,8 +196,8 @@ func TestCorruptLogs(t *testing.T) {
 		if ce.Offset != int64(wantOffset) || pos.Offset != int64(wantOffset) || !strings.Contains(msg, path+": line 40 (byte ") || !strings.Contains(msg, "bad JSON") {
 			t.Fatalf("error %q at %d, pos %+v; want line 40 at byte %d", msg, ce.Offset, pos, wantOffset)
 		}
-		if len(evs) != 5 { // session_start, 2 user messages, step 1's assistant message and tool result
-			t.Errorf("%d events before the bad line, want 5", len(evs))
+		if len(evs) != 8 { // session_start, 2 user messages, 2 titles, step 1's assistant message, usage and tool result
+			t.Errorf("%d events before the bad line, want 8", len(evs))
 		}
 	})
 

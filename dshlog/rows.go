@@ -91,6 +91,9 @@ type toolResult struct {
 type failure struct {
 	Message string `json:"message"`
 	Code    string `json:"code"`
+	// Status and RequestID: the provider's HTTP status and x-request-id.
+	Status    int    `json:"status"`
+	RequestID string `json:"requestId"`
 }
 
 type turnEnd struct {

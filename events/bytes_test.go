@@ -20,10 +20,12 @@ var validPayloads = map[events.Type]string{
 	events.TaskOpen:         `{"task_id":"t1","title":"build"}`,
 	events.TaskClose:        `{"task_id":"t1","outcome":"done","summary":"built"}`,
 	events.ToolResult:       `{"call_id":"c1","tool":"bash","command":"go test","error_code":"E","output":"ok"}`,
-	events.Error:            `{"message":"boom","code":"E1"}`,
+	events.Error:            `{"message":"boom","code":"E1","status":500,"request_id":"r1"}`,
 	events.Feedback:         `{"rating":"down","text":"no"}`,
 	events.CompactionEnd:    `{}`,
 	events.FSObserved:       `{"path":"/a","op":"create"}`,
+	events.Usage:            `{"model":"deepseek-v4-flash","provider":"deepseek-official","input_tokens":245,"cache_read_tokens":8384,"output_tokens":36,"reasoning_tokens":10,"turn":1,"step":1}`,
+	events.SessionTitle:     `{"title":"Fix the invoice total","source":"provider"}`,
 }
 
 // stringFields lists the JSON names of a payload type's string fields, by
@@ -37,7 +39,8 @@ func stringFields(t *testing.T, typ events.Type) []string {
 	var fields []string
 	for _, p := range []any{events.SessionStartPayload{}, events.SessionEndPayload{}, events.MessagePayload{}, events.TurnEndPayload{},
 		events.TaskOpenPayload{}, events.TaskClosePayload{}, events.ToolResultPayload{}, events.ErrorPayload{},
-		events.FeedbackPayload{}, events.CompactionEndPayload{}, events.FSObservedPayload{}} {
+		events.FeedbackPayload{}, events.CompactionEndPayload{}, events.FSObservedPayload{}, events.UsagePayload{},
+		events.SessionTitlePayload{}} {
 		rt := reflect.TypeOf(p)
 		if payloadType(typ) != rt {
 			continue
@@ -59,6 +62,7 @@ func payloadType(typ events.Type) reflect.Type {
 		events.TaskClose: events.TaskClosePayload{}, events.ToolResult: events.ToolResultPayload{},
 		events.Error: events.ErrorPayload{}, events.Feedback: events.FeedbackPayload{},
 		events.CompactionEnd: events.CompactionEndPayload{}, events.FSObserved: events.FSObservedPayload{},
+		events.Usage: events.UsagePayload{}, events.SessionTitle: events.SessionTitlePayload{},
 	}
 	return reflect.TypeOf(m[typ])
 }

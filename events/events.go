@@ -25,6 +25,12 @@ const (
 	Feedback         Type = "feedback"
 	CompactionEnd    Type = "compaction_end"
 	FSObserved       Type = "fs_observed"
+	// Usage is the agent's own token usage for one model response (one
+	// step), so mull can say what its learning costs next to the work.
+	Usage Type = "usage"
+	// SessionTitle names a session (DSH's session/title rows: a fallback
+	// from the prompt first, then the model's title).
+	SessionTitle Type = "session_title"
 )
 
 // Event is one thing that happened in a session.
@@ -134,7 +140,49 @@ type ToolResultPayload struct {
 type ErrorPayload struct {
 	Message string `json:"message"`
 	Code    string `json:"code,omitempty"`
-	Turn    int    `json:"turn,omitempty"`
+	// Status is the provider's HTTP status (DSH's failure.status), when the
+	// failure came from a response: 500 and 429 retry, 400 does not.
+	Status int `json:"status,omitempty"`
+	// RequestID is the provider's request id (its x-request-id header), the
+	// one thing its support can look a failed call up by.
+	RequestID string `json:"request_id,omitempty"`
+	Turn      int    `json:"turn,omitempty"`
+}
+
+// UsagePayload is what one model response of the agent consumed, as DSH
+// logs it (assistant/message.data.usage, the same as the step's usage
+// chunk). DeepSeek bills a prompt's cache hits and misses apart, so they
+// are kept apart: the prompt was InputTokens + CacheReadTokens.
+type UsagePayload struct {
+	// Model is the agent's model ("deepseek-v4-flash"), which prices it.
+	Model string `json:"model,omitempty"`
+	// Provider is DSH's provider id ("deepseek-official").
+	Provider string `json:"provider,omitempty"`
+	// InputTokens are the prompt tokens the cache did not serve (DSH's
+	// inputTokens, DeepSeek's prompt_cache_miss_tokens).
+	InputTokens int64 `json:"input_tokens"`
+	// CacheReadTokens are the prompt tokens served from the prefix cache
+	// (DeepSeek's prompt_cache_hit_tokens).
+	CacheReadTokens int64 `json:"cache_read_tokens"`
+	// OutputTokens are the completion tokens, reasoning included.
+	OutputTokens int64 `json:"output_tokens"`
+	// ReasoningTokens are the part of OutputTokens spent thinking, when the
+	// provider says.
+	ReasoningTokens *int64 `json:"reasoning_tokens,omitempty"`
+	Turn            int    `json:"turn,omitempty"`
+	Step            int    `json:"step,omitempty"`
+}
+
+// MaxTokens bounds each token count of a usage event: far above any
+// model's context window, low enough that sums over years never overflow.
+const MaxTokens = 1 << 40
+
+// SessionTitlePayload is a session's title.
+type SessionTitlePayload struct {
+	Title string `json:"title"`
+	// Source: "fallback" (cut from the prompt) or the title's maker
+	// ("provider"): a fallback never replaces another title.
+	Source string `json:"source,omitempty"`
 }
 
 // FeedbackPayload is the user's feedback: a thumbs up or down on one
@@ -185,6 +233,10 @@ func payloadOf(t Type) (any, bool) {
 		return &CompactionEndPayload{}, true
 	case FSObserved:
 		return &FSObservedPayload{}, true
+	case Usage:
+		return &UsagePayload{}, true
+	case SessionTitle:
+		return &SessionTitlePayload{}, true
 	}
 	return nil, false
 }
@@ -192,5 +244,5 @@ func payloadOf(t Type) (any, bool) {
 // Types lists every event type.
 func Types() []Type {
 	return []Type{SessionStart, SessionEnd, UserMessage, AssistantMessage, TurnEnd, TaskOpen, TaskClose,
-		ToolResult, Error, Feedback, CompactionEnd, FSObserved}
+		ToolResult, Error, Feedback, CompactionEnd, FSObserved, Usage, SessionTitle}
 }

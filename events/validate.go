@@ -202,6 +202,44 @@ func checkPayload(p any) (string, string) {
 		return oneOf("rating", p.Rating, "down", "up", "none")
 	case *FSObservedPayload:
 		return oneOf("op", p.Op, "create", "modify", "delete")
+	case *UsagePayload:
+		return checkUsage(p)
+	case *ErrorPayload:
+		if p.Status != 0 && (p.Status < 100 || p.Status > 599) {
+			return "status", fmt.Sprintf("%d is not an HTTP status (100-599)", p.Status)
+		}
+	}
+	return "", ""
+}
+
+// checkUsage bounds a usage event's counts: none negative or absurd, the
+// reasoning part within the output, and a turn and step that say where.
+func checkUsage(p *UsagePayload) (string, string) {
+	counts := []struct {
+		field string
+		n     int64
+	}{{"input_tokens", p.InputTokens}, {"cache_read_tokens", p.CacheReadTokens}, {"output_tokens", p.OutputTokens}}
+	if p.ReasoningTokens != nil {
+		counts = append(counts, struct {
+			field string
+			n     int64
+		}{"reasoning_tokens", *p.ReasoningTokens})
+	}
+	for _, c := range counts {
+		switch {
+		case c.n < 0:
+			return c.field, "must not be negative"
+		case c.n > MaxTokens:
+			return c.field, fmt.Sprintf("%d is more than %d tokens", c.n, int64(MaxTokens))
+		}
+	}
+	switch {
+	case p.ReasoningTokens != nil && *p.ReasoningTokens > p.OutputTokens:
+		return "reasoning_tokens", fmt.Sprintf("%d is more than output_tokens (%d), which include them", *p.ReasoningTokens, p.OutputTokens)
+	case p.Turn < 0:
+		return "turn", "must not be negative"
+	case p.Step < 0:
+		return "step", "must not be negative"
 	}
 	return "", ""
 }
@@ -244,7 +282,12 @@ func payloadStrings(p any) []payloadString {
 			text("command", p.Command, MaxText, false), name("error_code", p.ErrorCode, MaxName, false),
 			text("output", p.Output, 0, false)} // capped below, with advice
 	case *ErrorPayload:
-		return []payloadString{text("message", p.Message, MaxText, true), name("code", p.Code, MaxName, false)}
+		return []payloadString{text("message", p.Message, MaxText, true), name("code", p.Code, MaxName, false),
+			name("request_id", p.RequestID, MaxIDLen, false)}
+	case *UsagePayload:
+		return []payloadString{name("model", p.Model, MaxName, false), name("provider", p.Provider, MaxName, false)}
+	case *SessionTitlePayload:
+		return []payloadString{text("title", p.Title, MaxTitle, true), name("source", p.Source, MaxName, false)}
 	case *FeedbackPayload:
 		return []payloadString{name("rating", p.Rating, MaxName, false), text("text", p.Text, MaxSummary, false),
 			name("message_id", p.MessageID, MaxIDLen, false)}

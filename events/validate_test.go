@@ -40,6 +40,19 @@ func TestValidate(t *testing.T) {
 		{"bad turn reason", ev(events.TurnEnd, `{"turn":1,"reason":"tired"}`), "payload.reason", "not one of"},
 		{"huge output", ev(events.ToolResult, `{"tool":"bash","output":"`+strings.Repeat("x", events.MaxOutput+1)+`"}`), "payload.output", "cut it"},
 		{"bad fs op", ev(events.FSObserved, `{"path":"/a","op":"touch"}`), "payload.op", "not one of"},
+		{"usage", ev(events.Usage, `{"model":"deepseek-v4-flash","input_tokens":245,"cache_read_tokens":8384,"output_tokens":36,"reasoning_tokens":10,"turn":1,"step":1}`), "", ""},
+		{"usage without reasoning", ev(events.Usage, `{"input_tokens":1,"cache_read_tokens":0,"output_tokens":2}`), "", ""},
+		{"negative usage", ev(events.Usage, `{"input_tokens":-1,"cache_read_tokens":0,"output_tokens":2}`), "payload.input_tokens", "negative"},
+		{"absurd usage", ev(events.Usage, `{"input_tokens":1,"cache_read_tokens":1099511627777,"output_tokens":2}`), "payload.cache_read_tokens", "more than"},
+		{"reasoning over output", ev(events.Usage, `{"input_tokens":1,"output_tokens":2,"reasoning_tokens":3}`), "payload.reasoning_tokens", "more than output_tokens"},
+		{"fractional tokens", ev(events.Usage, `{"input_tokens":1.5}`), "payload", `"input_tokens"`},
+		{"usage negative step", ev(events.Usage, `{"input_tokens":1,"step":-1}`), "payload.step", "negative"},
+		{"usage unknown field", ev(events.Usage, `{"input_tokens":1,"cost":3}`), "payload", `unknown field "cost"`},
+		{"error with status", ev(events.Error, `{"message":"boom","code":"SERVER","status":500,"request_id":"e159ee1a"}`), "", ""},
+		{"error bad status", ev(events.Error, `{"message":"boom","status":42}`), "payload.status", "not an HTTP status"},
+		{"title", ev(events.SessionTitle, `{"title":"Fix the invoice total","source":"fallback"}`), "", ""},
+		{"blank title", ev(events.SessionTitle, `{"title":" "}`), "payload.title", "required"},
+		{"long title", ev(events.SessionTitle, `{"title":"`+strings.Repeat("t", events.MaxTitle+1)+`"}`), "payload.title", "longer than"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

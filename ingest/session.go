@@ -21,7 +21,9 @@ import (
 //     again); older events arriving late (an import catching up) leave it
 //     idle, and a bare session_end only records the real end: the hooks
 //     ran when it went idle;
-//   - session_start sets the title and the primary flag.
+//   - session_start sets the title and the primary flag; a session_title
+//     sets the title too, except that a "fallback" title (DSH's cut of the
+//     prompt) never replaces one already set.
 func apply(sess *store.Session, created bool, fresh []events.Event) (ended bool) {
 	if sess.Counts == nil {
 		sess.Counts = map[string]int64{}
@@ -51,6 +53,8 @@ func apply(sess *store.Session, created bool, fresh []events.Event) (ended bool)
 			if p.Primary != nil {
 				sess.Primary = *p.Primary
 			}
+		case events.SessionTitle:
+			applyTitle(sess, e)
 		case events.SessionEnd:
 			if sess.Status == store.SessionEnded {
 				continue
@@ -66,6 +70,18 @@ func apply(sess *store.Session, created bool, fresh []events.Event) (ended bool)
 		}
 	}
 	return ended
+}
+
+// applyTitle takes a session_title's title, unless it is DSH's fallback
+// and the session has a title: the model's title may arrive first (pushed)
+// and the fallback later (imported).
+func applyTitle(sess *store.Session, e events.Event) {
+	var p events.SessionTitlePayload
+	_ = json.Unmarshal(e.Payload, &p) // validated already
+	if p.Source == "fallback" && sess.Title != "" {
+		return
+	}
+	sess.Title = p.Title
 }
 
 // newer reports whether an event other than a session_end happened after t:

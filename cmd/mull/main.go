@@ -127,6 +127,7 @@ print' shows the result.`,
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
 		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newDSHCmd(g),
 		newFakeDeepSeekCmd(g), newBudgetCmd(g), newRetroCmd(g), newProposalsCmd(g), newPlaybooksCmd(g), newConsolidateCmd(g),
+		newReportCmd(g),
 	)
 	return root
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/overhead"
 	"github.com/mullhq/mull/store"
 )
 
@@ -80,7 +83,9 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 // the same shape as GET /v1/sessions/{id}.
 type sessionDetail struct {
 	store.Session
-	LastEvents []store.Event `json:"last_events"`
+	// Usage is the agent's own usage in the session, priced (llm.prices).
+	Usage      overhead.Agent `json:"usage"`
+	LastEvents []store.Event  `json:"last_events"`
 }
 
 func newSessionsShowCmd(g *globals) *cobra.Command {
@@ -110,10 +115,14 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return printJSON(g, sessionDetail{Session: sess, LastEvents: nonNil(evs)})
+			usage, err := overhead.ForSession(cmd.Context(), a.store, llm.NewPricing(a.cfg.LLM), sess.ID)
+			if err != nil {
+				return err
 			}
-			printSession(g, sess, evs)
+			if asJSON {
+				return printJSON(g, sessionDetail{Session: sess, Usage: usage, LastEvents: nonNil(evs)})
+			}
+			printSession(g, sess, usage, evs)
 			return nil
 		},
 	}
@@ -122,7 +131,7 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printSession(g *globals, s store.Session, evs []store.Event) {
+func printSession(g *globals, s store.Session, usage overhead.Agent, evs []store.Event) {
 	kind := "primary"
 	if !s.Primary {
 		kind = "subagent"
@@ -136,6 +145,7 @@ func printSession(g *globals, s store.Session, evs []store.Event) {
 		fmt.Fprintf(g.stdout, "ended %s (%s)\n", s.EndedAt.Format(time.RFC3339), s.EndReason)
 	}
 	fmt.Fprintf(g.stdout, "events %d: %s\n", s.Events, fmtCounts(s.Counts))
+	printSessionUsage(g.stdout, usage)
 	if len(evs) == 0 {
 		return
 	}
@@ -145,6 +155,21 @@ func printSession(g *globals, s store.Session, evs []store.Event) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", e.Time.Format(time.RFC3339), e.Type, e.Source, e.ID, oneLine(string(e.Payload), 80))
 	}
 	_ = tw.Flush()
+}
+
+// printSessionUsage prints the agent's own usage in a session, when it
+// has any (mull report overhead sums it per workspace and day).
+func printSessionUsage(w io.Writer, u overhead.Agent) {
+	if u.Steps == 0 {
+		return
+	}
+	hit := 100 * float64(u.CacheHitTokens) / float64(max(u.PromptTokens, 1))
+	fmt.Fprintf(w, "agent usage: %d steps, %d prompt tokens (%.1f%% cache hits), %d output tokens (%d reasoning), $%.6f",
+		u.Steps, u.PromptTokens, hit, u.OutputTokens, u.ReasoningTokens, usd(u.CostNanoUSD))
+	if u.UnpricedSteps > 0 {
+		fmt.Fprintf(w, " (%d steps of a model llm.prices lacks, not priced)", u.UnpricedSteps)
+	}
+	fmt.Fprintln(w)
 }
 
 // fmtCounts prints counts by type as "error=1 tool_result=12", by type name.

@@ -8,6 +8,7 @@ import { EventQueue } from './queue.mjs'
 import { DigestCache } from './digest.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
+import { failureDetail, mapTitle, mapUsage } from './usage.mjs'
 import {
   MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, messageFeedbackEvents, mullEvent, sessionEndId, sessionStartId, stableId
 } from './mapping.mjs'
@@ -170,10 +171,11 @@ export class Bridge {
         case 'session/title':
           // The title often comes while session_start still waits in the queue.
           if (typeof data.title === 'string' && data.title.trim()) s.start.payload.title = cutBytes(data.title.trim(), 512)
+          for (const e of mapTitle(s, event)) this.queue.push(e)
           return
       }
       const state = { id: s.id, workspace: s.workspace, turn: s.turn, callOf: callId => s.calls.get(callId) }
-      const out = mapSessionEvent(state, event, { forwardMessages: this.config.forwardMessages })
+      const out = [...mapSessionEvent(state, event, { forwardMessages: this.config.forwardMessages }), ...mapUsage(s, event)]
       if (out.some(e => e.type === 'error')) { // the row says it
         s.erroredTurns.add(data.turn)
         s.errors = s.errors.filter(e => e.payload.turn !== data.turn)
@@ -222,7 +224,8 @@ export class Bridge {
       const turn = Number.isInteger(payload.turn) && payload.turn > 0 ? payload.turn : undefined
       if (turn && s.erroredTurns.has(turn)) return
       const id = stableId(s.id, 'error', payload.turn, payload.step, message)
-      s.errors.push(mullEvent(id, 'error', s.id, s.workspace, this.clock.now(), { message, code: errorCode(payload.error), turn }))
+      const detail = failureDetail(payload.error?.failure ?? payload.error)
+      s.errors.push(mullEvent(id, 'error', s.id, s.workspace, this.clock.now(), { message, code: errorCode(payload.error), ...detail, turn }))
       if (!s.errorTimer) {
         s.errorTimer = this.clock.setTimeout(() => this.settleErrors(s), ERROR_SETTLE_MS)
       }

@@ -6,6 +6,8 @@
 
 import { createHash } from 'node:crypto'
 
+import { failureDetail } from './usage.mjs'
+
 /** mull's cap on a tool result's output (events.MaxOutput). */
 export const MAX_OUTPUT = 8192
 /** mull's cap on a message or error text (events.MaxText). */
@@ -259,6 +261,7 @@ function turnEnd (data, ev) {
     out.push(ev('error', {
       message: error?.trim() ? error : `the turn ended in an error (${code ?? ''})`,
       code,
+      ...failureDetail(data.reason?.error),
       turn: positive(data.turn)
     }, 'error'))
   }

@@ -50,10 +50,11 @@ test('a session\'s events reach mull with the schema\'s fields only, ids from th
   ctx.emit('session/event', session, row('feedback/record', 61, { text: 'do not use npm here' }))
   ctx.emit('session/event', session, row('turn/end', 62, { turn: 1, reason: { kind: 'completed' } }))
 
-  await until(() => fake.events.size === 7, '7 events stored')
+  await until(() => fake.events.size === 8, '8 events stored')
   const sid = session.id
   const got = Object.fromEntries([...fake.events.values()].map(e => [e.id, { type: e.type, payload: e.payload }]))
   assert.deepEqual(got[`dsh:${sid}:session_start`], { type: 'session_start', payload: { primary: true, title: 'Use pnpm' } })
+  assert.deepEqual(got[`dsh:${sid}:9`], { type: 'session_title', payload: { title: 'Use pnpm', source: 'fallback' } })
   assert.deepEqual(got[`dsh:${sid}:7`], { type: 'user_message', payload: { text: 'always use pnpm', source: 'user', turn: 1 } })
   assert.deepEqual(got[`dsh:${sid}:45`], { type: 'tool_result', payload: { call_id: 'c1', tool: 'bash', command: 'npm test', exit_code: 1, is_error: true, output: 'npm ERR!\n[exit code: 1]', turn: 1 } })
   assert.deepEqual(got[`dsh:${sid}:60`], { type: 'compaction_end', payload: {} })
@@ -132,6 +133,7 @@ test('a whole real DSH log replayed through the bridge: every event valid, none 
       if (['tool/result', 'turn/end'].includes(r.type) || r.type === 'user/message' ||
         (r.type === 'assistant/message' && r.data.message.content.some(b => b.type === 'text' && b.text.trim()))) expected++
       if (r.type === 'turn/end' && r.data.reason.kind === 'error') expected++
+      if (r.type === 'session/title' || (r.type === 'assistant/message' && r.data.usage)) expected++ // one usage per step
     }
   }
   await until(() => fake.events.size === expected, `${expected} events`)
@@ -331,7 +333,7 @@ test('errors: a failed turn is stored once, with the id the importer derives fro
   await until(() => fake.events.size === 5, '5 events')
   const errors = [...fake.events.values()].filter(e => e.type === 'error')
   assert.deepEqual(errors.map(e => [e.id.replace(session.id, 'S').replace(/[0-9a-f]{16}$/, 'H'), e.payload]), [
-    ['dsh:S:74:error', { message: 'Internal server error', code: 'SERVER', turn: 1 }],
+    ['dsh:S:74:error', { message: 'Internal server error', code: 'SERVER', status: 500, turn: 1 }],
     ['dsh:S:error:H', { message: 'a plugin threw', turn: 2 }]
   ])
 })

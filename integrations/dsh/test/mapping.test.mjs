@@ -116,7 +116,7 @@ test('turn_end: reasons map to mull\'s four; an error turn also gives the error 
   })
   assert.deepEqual(out.map(e => [e.id, e.type, e.payload]), [
     [`dsh:${SID}:74`, 'turn_end', { turn: 1, reason: 'error', error: 'Internal server error: upstream model worker unavailable' }],
-    [`dsh:${SID}:74:error`, 'error', { message: 'Internal server error: upstream model worker unavailable', code: 'SERVER', turn: 1 }]
+    [`dsh:${SID}:74:error`, 'error', { message: 'Internal server error: upstream model worker unavailable', code: 'SERVER', status: 500, turn: 1 }]
   ])
   assert.equal(out[0].time, new Date(1795977440003).toISOString())
   const [aborted, ...rest] = mapSessionEvent(state(), { type: 'turn/end', seq: 9, time: 1, data: { turn: 2, reason: { kind: 'aborted', reason: 'user' } } })

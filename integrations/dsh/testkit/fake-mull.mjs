@@ -21,10 +21,15 @@ export const PAYLOAD_SCHEMA = {
   assistant_message: { text: 'string', turn: 'integer?', message_id: 'string?' },
   turn_end: { turn: 'integer', reason: 'string', error: 'string?' },
   tool_result: { call_id: 'string?', tool: 'string', command: 'string?', exit_code: 'integer?', is_error: 'boolean', error_code: 'string?', output: 'string?', turn: 'integer?' },
-  error: { message: 'string', code: 'string?', turn: 'integer?' },
+  error: { message: 'string', code: 'string?', status: 'integer?', request_id: 'string?', turn: 'integer?' },
   feedback: { rating: 'string', text: 'string?', message_id: 'string?' },
   compaction_end: {},
-  fs_observed: { path: 'string', op: 'string' }
+  fs_observed: { path: 'string', op: 'string' },
+  usage: {
+    model: 'string?', provider: 'string?', input_tokens: 'integer', cache_read_tokens: 'integer', output_tokens: 'integer',
+    reasoning_tokens: 'integer?', turn: 'integer?', step: 'integer?'
+  },
+  session_title: { title: 'string', source: 'string?' }
 }
 
 const ENUMS = {
