@@ -11,7 +11,10 @@ import (
 // sessionDetail is GET /v1/sessions/{id}: the session and its last events.
 type sessionDetail struct {
 	store.Session
-	LastEvents []store.Event `json:"last_events"`
+	// Import is how its import from DSH's logs stands (complete, waiting,
+	// incomplete with the reason); absent when mull never read a log of it.
+	Import     *store.SessionImport `json:"import,omitempty"`
+	LastEvents []store.Event        `json:"last_events"`
 }
 
 // listSessions answers GET /v1/sessions?workspace=&status=&limit=.
@@ -56,7 +59,12 @@ func (s *Server) showSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, LastEvents: nonNil(evs)})
+	imp, err := s.deps.Store.SessionImport(r.Context(), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, Import: imp, LastEvents: nonNil(evs)})
 }
 
 // queryLimit parses an optional positive count; zero means the default.
