@@ -121,6 +121,7 @@ func TestCorruptBlockHeaderIsNamedAndSkipped(t *testing.T) {
 			t.Fatalf("read %d of %d events around the bad frame, %v", len(around), len(whole), err)
 		}
 		ing.requireStored(t, around)
+		t.Logf("imported %d of the session's %d events around the bad frame at byte %d", len(around), len(whole), frame)
 
 		// Every later run says so, without sending anything again.
 		for range 2 {
