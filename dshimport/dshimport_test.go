@@ -326,8 +326,8 @@ func TestWatchImportsWhatGrows(t *testing.T) {
 		t.Fatalf("after the first scan: %d events", got)
 	}
 	appendLog(t, s4.in(home), full[len(full)/3:]) // as DSH writes: the scan running now may see part of it
-	ticks <- time.Now() // the second scan is over; the third starts
-	ticks <- time.Now() // the third is over
+	ticks <- time.Now()                           // the second scan is over; the third starts
+	ticks <- time.Now()                           // the third is over
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)
