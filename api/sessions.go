@@ -14,8 +14,11 @@ import (
 type sessionDetail struct {
 	store.Session
 	// Usage is the agent's own usage in the session, priced (llm.prices).
-	Usage      overhead.Agent `json:"usage"`
-	LastEvents []store.Event  `json:"last_events"`
+	Usage overhead.Agent `json:"usage"`
+	// Import is how its import from DSH's logs stands (complete, waiting,
+	// incomplete with the reason); absent when mull never read a log of it.
+	Import     *store.SessionImport `json:"import,omitempty"`
+	LastEvents []store.Event        `json:"last_events"`
 }
 
 // listSessions answers GET /v1/sessions?workspace=&status=&limit=.
@@ -65,7 +68,12 @@ func (s *Server) showSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, Usage: usage, LastEvents: nonNil(evs)})
+	imp, err := s.deps.Store.SessionImport(r.Context(), sess.ID)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, Usage: usage, Import: imp, LastEvents: nonNil(evs)})
 }
 
 // queryLimit parses an optional positive count; zero means the default.

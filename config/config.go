@@ -66,6 +66,9 @@ type Config struct {
 	// DSH says where DSH's session logs are.
 	DSH DSH `toml:"dsh"`
 
+	// Import configures how DSH's session logs are read.
+	Import Import `toml:"import"`
+
 	// Memory configures the memory store.
 	Memory Memory `toml:"memory"`
 
@@ -188,6 +191,7 @@ func (c Config) WithDefaults() Config {
 	c.Budget = c.Budget.withDefaults()
 	c.Ingest = c.Ingest.withDefaults()
 	c.DSH = c.DSH.withDefaults()
+	c.Import = c.Import.withDefaults()
 	c.Memory = c.Memory.withDefaults()
 	c.Digest = c.Digest.withDefaults()
 	c.Learn = c.Learn.withDefaults()
@@ -252,7 +256,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -17,13 +17,30 @@
 // duplicates (ingest keys events by id). Unchanged files (same size and
 // modification time) are not opened again.
 //
-// A half-written last line, or an incomplete last zstd frame, is where
-// reading stops for now, not an error: the next scan resumes there once DSH
-// finished writing it. A corrupt line or frame stops that file with an error
-// naming the path and the line or frame; everything before it is imported,
-// the other files are read as usual, and the file is tried again on every
-// scan. A file that got shorter than the saved position was replaced: it is
-// read again from the start (its events are duplicates, and are skipped).
+// # What could not be imported
+//
+// A file's import is complete, waiting or incomplete (store.DSHImportFile
+// State), kept on its row so every run says so, not only the one that saw
+// it, and `mull sessions show` too:
+//
+//   - A half-written last line, or an incomplete last zstd frame, is where
+//     reading stops for now. While the file's size or modification time
+//     changed within Settle (import.settle), DSH is still writing it: the
+//     file is waiting, and the next scan resumes there. Once it settled the
+//     cut tail is an incomplete import, reported on every scan until the
+//     tail parses (DSH, or someone, finished the file).
+//   - A corrupt zstd frame is an error naming the file and the frame's byte
+//     offset. zstd frames are independent, so reading resumes at the next
+//     frame that decodes and the later frames' events are imported; the
+//     frame stays on the file's row as damage (incomplete) until the file
+//     is read again from its start.
+//   - A corrupt line stops that file with an error naming the path and the
+//     line; everything before it is imported, the other files are read as
+//     usual, and the file is tried again on every scan.
+//
+// A file that got shorter than the saved position was replaced: it is read
+// again from the start (its events are duplicates, and are skipped), its
+// damage forgotten.
 package dshimport
 
 import (
@@ -77,11 +94,19 @@ type Importer struct {
 	// DryRun reads and maps what is new but ingests nothing and records no
 	// position.
 	DryRun bool
-	// Now is the clock events are validated against. Defaults to time.Now.
+	// Now is the clock events are validated against and files' ages are
+	// measured with. Defaults to time.Now.
 	Now func() time.Time
 
 	feedback feedbackMark // the message-feedback file as last read
+	// Settle is import.settle: a file whose size or modification time
+	// changed within it and that ends in a partial line or frame is waiting
+	// (DSH is writing it); after it, incomplete. Defaults to 10s.
+	Settle time.Duration
 }
+
+// DefaultSettle is import.settle's default.
+const DefaultSettle = 10 * time.Second
 
 // Progress is how far a scan is.
 type Progress struct {
@@ -103,9 +128,15 @@ type Summary struct {
 	Files     int `json:"files"`
 	Read      int `json:"read"`
 	Unchanged int `json:"unchanged"`
-	// Waiting is how many end in a half-written line or zstd frame: read up
-	// to it, the rest comes once DSH has written it.
+	// Waiting is how many end in a half-written line or zstd frame that DSH
+	// is still writing (the file changed within Settle): read up to it, the
+	// rest comes once DSH has written it.
 	Waiting int `json:"waiting"`
+	// Incomplete lists every log whose import is incomplete as of this scan,
+	// read by it or not: a corrupt frame skipped, a line that stops the
+	// reading, a tail cut short that settled. Each stays listed on every
+	// scan until that is no longer so.
+	Incomplete []FileIncomplete `json:"incomplete"`
 	// Events were handed to the ingester; it stored Stored of them and
 	// already had Duplicates.
 	Events     int `json:"events"`
@@ -116,8 +147,30 @@ type Summary struct {
 	// MaxLeftOut are listed in LeftOut with their place.
 	Skipped int       `json:"skipped"`
 	LeftOut []LeftOut `json:"left_out,omitempty"`
-	// Errors are the files that could not be read to their end.
+	// Errors are the problems this scan ran into, each naming its file and
+	// place: a corrupt frame (reading resumed past it), a corrupt line
+	// (reading stopped there), a file that cannot be opened.
 	Errors []FileError `json:"errors"`
+}
+
+// FileIncomplete is a log whose import is incomplete, and why.
+type FileIncomplete struct {
+	Path      string `json:"path"`
+	SessionID string `json:"session_id,omitempty"`
+	Reason    string `json:"reason"`
+}
+
+// String is the reason, led by the session and, unless the reason names
+// it, the path.
+func (f FileIncomplete) String() string {
+	s := f.Reason
+	if !strings.Contains(s, f.Path) {
+		s = f.Path + ": " + s
+	}
+	if f.SessionID != "" {
+		s = "session " + f.SessionID + ": " + s
+	}
+	return s
 }
 
 // FileError is a file the scan could not read to its end, and why.
@@ -173,6 +226,9 @@ func (im *Importer) withDefaults() (*Importer, error) {
 	if c.Now == nil {
 		c.Now = time.Now
 	}
+	if c.Settle <= 0 {
+		c.Settle = DefaultSettle
+	}
 	return &c, nil
 }
 
@@ -208,6 +264,9 @@ func (im *Importer) Scan(ctx context.Context) (Summary, error) {
 	}
 	if s.sum.Errors == nil {
 		s.sum.Errors = []FileError{}
+	}
+	if s.sum.Incomplete == nil {
+		s.sum.Incomplete = []FileIncomplete{}
 	}
 	return s.sum, nil
 }
@@ -270,6 +329,29 @@ func (s *scan) report() {
 
 func (s *scan) fileError(f *file, err error) {
 	s.sum.Errors = append(s.sum.Errors, FileError{Path: f.path, Error: err.Error()})
+}
+
+// recent says whether the file changed within Settle: its modification
+// time is that recent (or in the future), or its size differs from a look
+// taken that recently.
+func (s *scan) recent(f *file) bool {
+	now := s.Now()
+	if now.Sub(f.info.ModTime()) < s.Settle {
+		return true
+	}
+	since := now.Sub(f.rec.UpdatedAt)
+	return f.known && f.rec.Size != f.info.Size() && since >= 0 && since < s.Settle
+}
+
+// account adds a file's state, once it is known for this scan, to the
+// summary.
+func (s *scan) account(rec store.DSHImportFile) {
+	if rec.Tail != "" && rec.Waiting {
+		s.sum.Waiting++
+	}
+	if st, why := rec.State(); st == store.ImportIncomplete {
+		s.sum.Incomplete = append(s.sum.Incomplete, FileIncomplete{Path: rec.Path, SessionID: rec.SessionID, Reason: why})
+	}
 }
 
 // ingest hands a batch to the ingester. A batch the ingester refuses as

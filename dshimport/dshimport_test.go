@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/dshlog"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -207,7 +208,9 @@ func TestRefusedBatchIsSentAgain(t *testing.T) {
 }
 
 // A corrupt log is reported with its path and place; the lines before the
-// corruption and every other file are imported; a fixed file resumes.
+// corruption (and, for a zstd frame, the frames after it) and every other
+// file are imported; a fixed file resumes. Both stay listed as incomplete
+// on every scan until they are not.
 func TestCorruptLogDoesNotStopTheOthers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		home := copyHome(t)
@@ -223,31 +226,44 @@ func TestCorruptLogDoesNotStopTheOthers(t *testing.T) {
 		im := newImporter(s, home, ing)
 
 		sum := scanOK(t, im)
-		if len(sum.Errors) != 2 || sum.Read != 4 {
+		if len(sum.Errors) != 2 || sum.Read != 4 || len(sum.Incomplete) != 2 {
 			t.Fatalf("summary %+v", sum)
 		}
-		if e := sum.Errors[0]; e.Path != s1.in(home) || !strings.Contains(e.Error, s1.in(home)+": zstd frame at byte ") {
+		if e := sum.Errors[0]; e.Path != s1.in(home) || !strings.Contains(e.Error, s1.in(home)+": zstd frame at byte ") ||
+			!strings.Contains(e.Error, "reading resumes at the frame at byte") {
 			t.Errorf("zstd error %+v", e)
 		}
 		if e := sum.Errors[1]; e.Path != s4.in(home) || !strings.Contains(e.Error, s4.in(home)+": line 40 (byte ") ||
 			!strings.Contains(e.Error, "bad JSON") || e.String() != e.Error {
 			t.Errorf("plain error %+v", e)
 		}
+		s1evs, _, err := dshlog.ReadFile(s1.in(home)) // every event outside the bad frame
+		if err == nil || len(s1evs) >= s1.events || s1evs[len(s1evs)-1].ID != allEvents(t, s1)[s1.events-1].ID {
+			t.Fatalf("the bad frame's file reads as %d events, %v", len(s1evs), err)
+		}
 		s4evs := allEvents(t, s4)
-		ing.requireStored(t, allEvents(t, s2), allEvents(t, s3), s4evs[:8], prefixStored(ing, allEvents(t, s1)))
+		ing.requireStored(t, allEvents(t, s2), allEvents(t, s3), s4evs[:8], s1evs)
 		if rec := records(t, s)[s4.in(home)]; rec.Error != sum.Errors[1].Error || rec.Lines != 39 {
 			t.Errorf("record %+v", rec)
 		}
-
-		// Still corrupt: reported again, nothing sent again.
-		n := len(ing.batches)
-		if sum := scanOK(t, im); len(sum.Errors) != 2 || sum.Events != 0 || len(ing.batches) != n {
-			t.Fatalf("rescan %+v", sum)
+		if rec := records(t, s)[s1.in(home)]; len(rec.Damage) != 1 || rec.Damage[0] != sum.Errors[0].Error || rec.Error != "" {
+			t.Errorf("record %+v", rec)
 		}
 
-		// Repaired: the rest comes, the error clears.
+		// Still corrupt: the line is reported again, the skipped frame is
+		// listed as incomplete, nothing is sent again.
+		n := len(ing.batches)
+		sum = scanOK(t, im)
+		if len(sum.Errors) != 1 || len(sum.Incomplete) != 2 || sum.Events != 0 || len(ing.batches) != n {
+			t.Fatalf("rescan %+v", sum)
+		}
+		if i := sum.Incomplete[0]; i.Path != s1.in(home) || i.Reason != records(t, s)[s1.in(home)].Damage[0] {
+			t.Errorf("incomplete %+v", i)
+		}
+
+		// Repaired: the rest comes, the error clears; the lost frame stays.
 		writeLog(t, s4.in(home), plain)
-		if sum := scanOK(t, im); len(sum.Errors) != 1 || sum.Events != len(s4evs)-8 {
+		if sum := scanOK(t, im); len(sum.Errors) != 0 || len(sum.Incomplete) != 1 || sum.Events != len(s4evs)-8 {
 			t.Fatalf("after the repair %+v", sum)
 		}
 		if rec := records(t, s)[s4.in(home)]; rec.Error != "" || rec.LastSeq != s4.lastSeq {
@@ -309,9 +325,9 @@ func TestWatchImportsWhatGrows(t *testing.T) {
 	if got := len(ing.sent()); got < s2.events+1 || got >= s2.events+s4.events {
 		t.Fatalf("after the first scan: %d events", got)
 	}
-	writeLog(t, s4.in(home), full)
-	ticks <- time.Now() // the second scan (nothing new) is over; the third starts
-	ticks <- time.Now() // the third is over
+	appendLog(t, s4.in(home), full[len(full)/3:]) // as DSH writes: the scan running now may see part of it
+	ticks <- time.Now()                           // the second scan is over; the third starts
+	ticks <- time.Now()                           // the third is over
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatal(err)

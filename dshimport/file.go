@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -19,7 +21,9 @@ import (
 // replaced: read it again from the start).
 func (f *file) from() store.DSHImportFile {
 	if f.known && f.info.Size() >= f.rec.Offset {
-		return f.rec
+		r := f.rec
+		r.Damage = slices.Clone(r.Damage)
+		return r
 	}
 	return store.DSHImportFile{Path: f.path, LastSeq: -1}
 }
@@ -40,7 +44,7 @@ var errStop = errors.New("stop this file")
 func (s *scan) importFile(ctx context.Context, f *file) error {
 	if f.unchanged() {
 		s.sum.Unchanged++
-		return nil
+		return s.settle(ctx, f)
 	}
 	s.sum.Read++
 	rd := &reading{scan: s, f: f, rec: f.from()}
@@ -51,32 +55,63 @@ func (s *scan) importFile(ctx context.Context, f *file) error {
 		s.Logger.Warn("DSH session log got shorter than what was read: reading it again from the start",
 			"path", f.path, "size", f.info.Size(), "read_offset", f.rec.Offset)
 	}
+	if err := rd.read(ctx); err != nil && !errors.Is(err, errStop) {
+		return err
+	}
+	s.account(rd.rec)
+	return nil
+}
+
+// settle re-judges an unchanged file that ended in a tail DSH was writing:
+// once it has not changed for Settle, its import is incomplete.
+func (s *scan) settle(ctx context.Context, f *file) error {
+	if f.rec.Tail != "" && f.rec.Waiting && !s.recent(f) {
+		f.rec.Waiting = false
+		s.Logger.Warn("DSH session log is cut short and no longer written to: its import is incomplete",
+			"path", f.path, "session_id", f.rec.SessionID, "tail", f.rec.Tail)
+		if !s.DryRun {
+			if err := s.Store.SaveDSHImportFile(ctx, f.rec); err != nil {
+				return err
+			}
+		}
+	}
+	s.account(f.rec)
+	return nil
+}
+
+// read opens the file at its saved position and reads what is new.
+func (rd *reading) read(ctx context.Context) error {
 	var calls map[string]dshlog.Call
 	if err := json.Unmarshal([]byte(orDefault(rd.rec.PendingCalls, "{}")), &calls); err != nil {
-		return fmt.Errorf("dshimport: %s: saved pending calls: %w", f.path, err)
+		return fmt.Errorf("dshimport: %s: saved pending calls: %w", rd.f.path, err)
 	}
 	rd.m = dshlog.NewMapper(dshlog.State{
 		SessionID: rd.rec.SessionID, Workspace: rd.rec.Workspace, Turn: rd.rec.Turn, LastSeq: rd.rec.LastSeq, Calls: calls,
 	})
 	var err error
-	if rd.r, err = dshlog.Open(f.path, dshlog.Pos{Offset: rd.rec.Offset, Skip: rd.rec.FrameSkip, Line: rd.rec.Lines}); err != nil {
+	if rd.r, err = dshlog.Open(rd.f.path, dshlog.Pos{Offset: rd.rec.Offset, Skip: rd.rec.FrameSkip, Line: rd.rec.Lines}); err != nil {
 		return rd.stop(ctx, err)
 	}
 	defer rd.r.Close()
-	if err := rd.run(ctx); !errors.Is(err, errStop) {
-		return err
-	}
-	return nil
+	return rd.run(ctx)
 }
 
 // run reads to the end of the complete data, committing a batch whenever
-// the next row could overflow it.
+// the next row could overflow it. A corrupt frame is recorded and skipped;
+// a corrupt line stops the file.
 func (rd *reading) run(ctx context.Context) error {
 	for {
 		before := rd.r.Pos()
 		line, err := rd.r.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if ce := (*dshlog.CorruptError)(nil); errors.As(err, &ce) && ce.Line == 0 {
+			rd.damaged(ce)
+			if ce.ResumeAt > 0 {
+				continue
+			}
+			break // nothing after it decodes (yet): the next change of the file tries again
 		}
 		if err != nil {
 			return rd.commit(ctx, before, err)
@@ -96,11 +131,38 @@ func (rd *reading) run(ctx context.Context) error {
 			}
 		}
 	}
+	rd.rec.Tail, rd.rec.Waiting = "", false
 	if rd.r.Incomplete() {
-		rd.sum.Waiting++
+		rd.rec.Tail, rd.rec.Waiting = rd.f.path+": "+rd.r.Tail(), rd.recent(rd.f)
 	}
 	rd.rec.Size, rd.rec.ModTime = rd.f.info.Size(), rd.f.info.ModTime()
 	return rd.commit(ctx, rd.r.Pos(), nil)
+}
+
+// maxDamage bounds the corrupt frames kept on a file's record.
+const maxDamage = 20
+
+// damaged reports a corrupt frame and keeps it on the record, which the
+// next commit saves with the position past it. The same frame met again
+// (the file grew after a frame nothing decoded after) replaces its entry.
+func (rd *reading) damaged(ce *dshlog.CorruptError) {
+	rd.fileError(rd.f, ce)
+	rd.Logger.Error("DSH session log has a corrupt zstd frame: its lines are lost", "path", rd.f.path,
+		"offset", ce.Offset, "resume_at", ce.ResumeAt, "error", ce.Err)
+	key := fmt.Sprintf(": zstd frame at byte %d: ", ce.Offset)
+	msg := ce.Error()
+	for i, d := range rd.rec.Damage {
+		if strings.Contains(d, key) {
+			rd.rec.Damage[i] = msg
+			return
+		}
+	}
+	switch n := len(rd.rec.Damage); {
+	case n < maxDamage-1:
+		rd.rec.Damage = append(rd.rec.Damage, msg)
+	case n == maxDamage-1:
+		rd.rec.Damage = append(rd.rec.Damage, rd.f.path+": more corrupt zstd frames after these (see the log)")
+	}
 }
 
 // add queues a line's events, leaving out (and reporting with its place)
@@ -171,7 +233,7 @@ func (rd *reading) commit(ctx context.Context, pos dshlog.Pos, readErr error) er
 // stop records why the file cannot be read further, and ends its reading.
 func (rd *reading) stop(ctx context.Context, why error) error {
 	rd.fileError(rd.f, why)
-	rd.rec.Error = why.Error()
+	rd.rec.Error, rd.rec.Tail, rd.rec.Waiting = why.Error(), "", false
 	rd.rec.Size, rd.rec.ModTime = rd.f.info.Size(), rd.f.info.ModTime()
 	if err := rd.save(ctx); err != nil {
 		return err

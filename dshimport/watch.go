@@ -28,7 +28,8 @@ func (im *Importer) watch(ctx context.Context, ticks <-chan time.Time) error {
 	}
 	log := c.Logger
 	var lastErr string
-	fileErrs := map[string]string{} // logged already, by path
+	fileErrs := map[string]string{}   // logged already, by path
+	incomplete := map[string]string{} // likewise
 	for {
 		sum, err := im.Scan(ctx)
 		switch {
@@ -53,8 +54,15 @@ func (im *Importer) watch(ctx context.Context, ticks <-chan time.Time) error {
 			}
 			now[e.Path] = e.Error
 		}
+		still := map[string]string{}
+		for _, f := range sum.Incomplete {
+			if incomplete[f.Path] != f.Reason {
+				log.Warn("DSH session log imported incompletely", "path", f.Path, "session_id", f.SessionID, "reason", f.Reason)
+			}
+			still[f.Path] = f.Reason
+		}
 		if err == nil {
-			fileErrs = now
+			fileErrs, incomplete = now, still
 		}
 		select {
 		case <-ctx.Done():

@@ -9,8 +9,9 @@ import (
 
 // ReadFile maps a whole session log: the events of its complete lines and
 // the position where the complete data ends. A half-written tail is not an
-// error; a corrupt line or frame is a *CorruptError, returned with the
-// events before it.
+// error. A bad zstd frame is skipped, its *CorruptError joined to the
+// error returned with every event around it; a corrupt line stops the
+// reading with a *CorruptError, returned with the events before it.
 func ReadFile(path string) ([]events.Event, Pos, error) {
 	r, err := Open(path, Pos{})
 	if err != nil {
@@ -19,18 +20,23 @@ func ReadFile(path string) ([]events.Event, Pos, error) {
 	defer r.Close()
 	m := NewMapper(State{})
 	var out []events.Event
+	var damage []error
 	for {
 		before := r.Pos()
 		line, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out, r.Pos(), nil
-		}
-		if err != nil {
-			return out, before, err
+		var ce *CorruptError
+		switch {
+		case errors.Is(err, io.EOF):
+			return out, r.Pos(), errors.Join(damage...)
+		case errors.As(err, &ce) && ce.ResumeAt > 0:
+			damage = append(damage, err)
+			continue
+		case err != nil:
+			return out, before, errors.Join(append(damage, err)...)
 		}
 		evs, err := m.Map(line)
 		if err != nil {
-			return out, before, r.Corrupt(err)
+			return out, before, errors.Join(append(damage, r.Corrupt(err))...)
 		}
 		out = append(out, evs...)
 	}

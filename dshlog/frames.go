@@ -2,6 +2,7 @@ package dshlog
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -15,6 +16,10 @@ import (
 // reader hides frame boundaries, so frames are split here, from their
 // headers, and each is decoded whole: a crash's incomplete last frame is
 // then told apart from a bad one, and reading can resume at a frame.
+//
+// Frames are independent, so a bad frame loses only its own lines: reading
+// resumes at the next offset where a frame magic (0xFD2FB528, or a
+// skippable frame's 0x184D2A5?) starts a frame that decodes whole.
 
 // errShortFrame: the file ends inside a frame (DSH may still be writing it).
 var errShortFrame = errors.New("incomplete zstd frame")
@@ -91,4 +96,53 @@ func readN(br *bufio.Reader, buf []byte, n int) ([]byte, error) {
 		return nil, err
 	}
 	return buf, nil
+}
+
+// isMagic says whether 4 bytes, read little-endian, start a frame: a zstd
+// frame or a skippable one.
+func isMagic(v uint32) bool {
+	return v == 0xFD2FB528 || v&0xFFFFFFF0 == 0x184D2A50
+}
+
+// nextFrame finds the first offset at or after from, before size, where a
+// frame starts that reads and decodes whole: where reading resumes past a
+// bad frame. A frame the file ends inside does not count: it could be a
+// magic number inside the bad frame's data as well as a frame DSH is still
+// writing. ok is false when no such frame follows.
+func nextFrame(f io.ReaderAt, from, size int64, dec *zstd.Decoder) (at int64, ok bool, err error) {
+	if from >= size {
+		return 0, false, nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(f, from, size-from), 64<<10)
+	var window uint32
+	for at = from; ; at++ {
+		b, err := br.ReadByte()
+		if err == io.EOF {
+			return 0, false, nil
+		}
+		if err != nil {
+			return 0, false, err
+		}
+		window = window>>8 | uint32(b)<<24
+		start := at - 3
+		if start < from || !isMagic(window) {
+			continue
+		}
+		if frameDecodes(f, start, size, dec) {
+			return start, true, nil
+		}
+	}
+}
+
+// frameDecodes says whether a whole frame that decodes starts at offset at.
+func frameDecodes(f io.ReaderAt, at, size int64, dec *zstd.Decoder) bool {
+	raw, err := readFrame(bufio.NewReader(io.NewSectionReader(f, at, size-at)), nil)
+	if err != nil {
+		return false
+	}
+	if binary.LittleEndian.Uint32(raw)&0xFFFFFFF0 == 0x184D2A50 {
+		return true // skippable: nothing to decode
+	}
+	_, err = dec.DecodeAll(raw, nil)
+	return err == nil
 }

@@ -3,6 +3,7 @@ package dshlog
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,19 +36,28 @@ type Pos struct {
 type CorruptError struct {
 	Path string
 	// Line is the bad line's number (1-based), or 0 when a zstd frame is bad.
+	// After a skipped frame, lines are counted without the ones it held.
 	Line int64
 	// Offset is the file offset of the bad line (plain), or of the zstd
 	// frame holding the bad line or failing to decode.
 	Offset int64
 	// Zstd says the file is zstd-compressed.
 	Zstd bool
-	Err  error
+	// ResumeAt is, for a bad zstd frame, the offset of the next frame that
+	// decodes, where the Reader goes on: frames are independent, so only
+	// the bad frame's lines are lost. 0 when no frame after it decodes, or
+	// for a bad line: the Reader stops there.
+	ResumeAt int64
+	Err      error
 }
 
 func (e *CorruptError) Error() string {
 	switch {
+	case e.Line == 0 && e.ResumeAt > 0:
+		return fmt.Sprintf("%s: zstd frame at byte %d: %v; its %d bytes are skipped, reading resumes at the frame at byte %d",
+			e.Path, e.Offset, e.Err, e.ResumeAt-e.Offset, e.ResumeAt)
 	case e.Line == 0:
-		return fmt.Sprintf("%s: zstd frame at byte %d: %v", e.Path, e.Offset, e.Err)
+		return fmt.Sprintf("%s: zstd frame at byte %d: %v; no frame after it decodes", e.Path, e.Offset, e.Err)
 	case e.Zstd:
 		return fmt.Sprintf("%s: line %d (in the zstd frame at byte %d): %v", e.Path, e.Line, e.Offset, e.Err)
 	default:
@@ -59,7 +69,9 @@ func (e *CorruptError) Unwrap() error { return e.Err }
 
 // Reader reads the complete lines of one session log, plain or zstd. It
 // stops, without an error, before a half-written last line or an incomplete
-// last zstd frame: DSH may still be writing them.
+// last zstd frame (DSH may still be writing them, or crashed): Tail says
+// which. A bad zstd frame is a *CorruptError, after which Next goes on at
+// the next frame that decodes (CorruptError.ResumeAt).
 type Reader struct {
 	path       string
 	f          *os.File
@@ -69,6 +81,7 @@ type Reader struct {
 	lineAt     Pos  // start of the last line returned
 	done       bool // the end of the complete data was reached
 	incomplete bool // data follows the end that is not a whole line or frame yet
+	tail       string
 
 	// zstd only
 	dec     *zstd.Decoder
@@ -79,6 +92,9 @@ type Reader struct {
 	next    int64  // file offset of the frame after it
 	skip    int64  // bytes to skip in the first frame read (resuming)
 	carry   []byte // the start of a line continued in the next frame
+	// resumed: reading resumed past a bad frame, so the first line may be
+	// the end of one of its lines, and is dropped if it is not JSON.
+	resumed bool
 }
 
 // IsZstd says whether a log file name is of DSH's compressed form.
@@ -129,9 +145,15 @@ func (r *Reader) Pos() Pos { return r.pos }
 // on past the complete data with a partial line or zstd frame.
 func (r *Reader) Incomplete() bool { return r.incomplete }
 
+// Tail says, once Next has returned io.EOF with Incomplete, what the data
+// past the end is: a line without its newline, or a zstd frame the file
+// ends inside, with their places. "" when the data ends cleanly.
+func (r *Reader) Tail() string { return r.tail }
+
 // Next returns the next complete line without its newline. The slice is
 // valid until the next call. It returns io.EOF at the end of the complete
-// data, and a *CorruptError where zstd data does not decode.
+// data, and a *CorruptError where zstd data does not decode; when its
+// ResumeAt is set, the next call goes on from there.
 func (r *Reader) Next() ([]byte, error) {
 	if r.done {
 		return nil, io.EOF
@@ -143,7 +165,7 @@ func (r *Reader) Next() ([]byte, error) {
 	} else {
 		line, err = r.nextPlain()
 	}
-	if err != nil {
+	if ce := (*CorruptError)(nil); err != nil && !(errors.As(err, &ce) && ce.ResumeAt > 0) {
 		r.done = true
 	}
 	return line, err
@@ -158,7 +180,10 @@ func (r *Reader) Corrupt(err error) *CorruptError {
 func (r *Reader) nextPlain() ([]byte, error) {
 	line, err := r.br.ReadBytes('\n')
 	if err == io.EOF {
-		r.incomplete = len(line) > 0
+		if r.incomplete = len(line) > 0; r.incomplete {
+			r.tail = fmt.Sprintf("line %d (byte %d) has no newline: the file ends at byte %d",
+				r.pos.Line+1, r.pos.Offset, r.pos.Offset+int64(len(line)))
+		}
 		return nil, io.EOF
 	}
 	if err != nil {
@@ -181,12 +206,18 @@ func (r *Reader) nextZstd() ([]byte, error) {
 			}
 			r.used += i + 1
 			r.lineAt = r.pos
-			r.pos.Line++
 			if r.used == len(r.data) {
 				r.pos.Offset, r.pos.Skip = r.next, 0
 			} else {
 				r.pos.Offset, r.pos.Skip = r.frameAt, int64(r.used)
 			}
+			if r.resumed {
+				r.resumed = false
+				if !json.Valid(line) {
+					continue // the rest of a line of the skipped frame
+				}
+			}
+			r.pos.Line++
 			return line, nil
 		}
 		r.carry = append(r.carry, rest...)
@@ -200,32 +231,72 @@ func (r *Reader) nextZstd() ([]byte, error) {
 // loadFrame decodes the next whole frame into r.data.
 func (r *Reader) loadFrame() error {
 	raw, err := readFrame(r.br, r.raw[:0])
-	switch {
-	case err == io.EOF:
-		r.incomplete = len(r.carry) > 0
+	if err == io.EOF {
+		if r.incomplete = len(r.carry) > 0; r.incomplete {
+			r.tail = fmt.Sprintf("line %d has no newline: the last zstd frame ends inside it, at byte %d", r.pos.Line+1, r.next)
+		}
 		return io.EOF
-	case errors.Is(err, errShortFrame):
-		r.incomplete = true
-		return io.EOF
-	case err != nil:
-		return r.frameErr(r.next, err)
 	}
-	r.raw = raw
-	data, err := r.dec.DecodeAll(raw, r.data[:0])
-	if err != nil {
-		return r.frameErr(r.next, fmt.Errorf("does not decode: %w", err))
+	if err == nil {
+		r.raw = raw
+		var data []byte
+		if data, err = r.dec.DecodeAll(raw, r.data[:0]); err == nil {
+			return r.loaded(data)
+		}
+		err = fmt.Errorf("does not decode: %w", err)
 	}
-	r.frameAt, r.next = r.next, r.next+int64(len(raw))
+	return r.damaged(err)
+}
+
+// loaded makes a decoded frame the current one.
+func (r *Reader) loaded(data []byte) error {
+	r.frameAt, r.next = r.next, r.next+int64(len(r.raw))
 	r.data, r.used = data, 0
 	if r.skip > 0 {
 		if r.skip > int64(len(data)) {
-			return r.frameErr(r.frameAt, fmt.Errorf("the frame holds %d bytes, fewer than the %d already read: the file was rewritten", len(data), r.skip))
+			return r.frameErr(r.frameAt, fmt.Errorf("the frame holds %d bytes, fewer than the %d already read: the file was rewritten", len(data), r.skip), 0)
 		}
 		r.used, r.skip = int(r.skip), 0
 	}
 	return nil
 }
 
-func (r *Reader) frameErr(at int64, err error) *CorruptError {
-	return &CorruptError{Path: r.path, Offset: at, Zstd: true, Err: err}
+// damaged handles the frame at r.next that does not read or decode: it
+// looks for the next frame that does and resumes there, returning a
+// *CorruptError for the bad one. A frame the file ends inside, with no
+// frame after it, is the tail (io.EOF, Incomplete): DSH may be writing it.
+func (r *Reader) damaged(why error) error {
+	bad := r.next
+	info, err := r.f.Stat()
+	if err != nil {
+		return fmt.Errorf("dshlog: %w", err)
+	}
+	size := info.Size()
+	at, ok, err := nextFrame(r.f, bad+1, size, r.dec)
+	if err != nil {
+		return fmt.Errorf("dshlog: %s: %w", r.path, err)
+	}
+	short := errors.Is(why, errShortFrame)
+	switch {
+	case !ok && short:
+		r.incomplete = true
+		r.tail = fmt.Sprintf("the zstd frame at byte %d is cut short: the file ends at byte %d", bad, size)
+		return io.EOF
+	case !ok:
+		return r.frameErr(bad, why, 0)
+	case short:
+		why = fmt.Errorf("its blocks run past the frame at byte %d (a block header is wrong)", at)
+	}
+	if _, err := r.f.Seek(at, io.SeekStart); err != nil {
+		return fmt.Errorf("dshlog: %s: seek to %d: %w", r.path, at, err)
+	}
+	r.br.Reset(r.f)
+	r.next, r.skip, r.resumed = at, 0, true
+	r.carry, r.data, r.used = r.carry[:0], r.data[:0], 0
+	r.pos.Offset, r.pos.Skip = at, 0
+	return r.frameErr(bad, why, at)
+}
+
+func (r *Reader) frameErr(at int64, err error, resume int64) *CorruptError {
+	return &CorruptError{Path: r.path, Offset: at, Zstd: true, ResumeAt: resume, Err: err}
 }

@@ -6,8 +6,11 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/klauspost/compress/zstd"
 
 	"github.com/mullhq/mull/dshlog"
 )
@@ -127,6 +130,9 @@ func TestTruncatedPlainStopsBeforeTheHalfLine(t *testing.T) {
 	if len(got) != 50 || !r.Incomplete() || r.Pos() != (dshlog.Pos{Offset: int64(lineStart), Line: 50}) {
 		t.Fatalf("%d lines, incomplete %v, pos %+v; want 50 lines up to byte %d", len(got), r.Incomplete(), r.Pos(), lineStart)
 	}
+	if want := fmt.Sprintf("line 51 (byte %d) has no newline: the file ends at byte %d", lineStart, lineStart+40); r.Tail() != want {
+		t.Errorf("tail %q, want %q", r.Tail(), want)
+	}
 	// Once DSH finishes the line, reading resumes there.
 	if err := os.WriteFile(path, plain, 0o600); err != nil {
 		t.Fatal(err)
@@ -203,37 +209,137 @@ func TestCorruptLogs(t *testing.T) {
 
 	t.Run("bad zstd frame", func(t *testing.T) {
 		f := fixtures[0]
-		full, err := os.ReadFile(f.path(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		ends := dshlog.FrameEnds(t, f.path(t))
+		full, ends := readFrames(t, f)
 		bad := bytes.Clone(full)
 		bad[ends[10]-6] ^= 0xff // inside frame 11, which starts at ends[9]
 		path := writeFile(t, "session.jsonl.zstd", bad)
 		evs, pos, err := dshlog.ReadFile(path)
 		var ce *dshlog.CorruptError
-		if !errors.As(err, &ce) || ce.Line != 0 || ce.Offset != ends[9] || pos.Offset != ends[9] {
-			t.Fatalf("err %v, pos %+v; want a CorruptError for the frame at %d", err, pos, ends[9])
+		if !errors.As(err, &ce) || ce.Line != 0 || ce.Offset != ends[9] || ce.ResumeAt != ends[10] {
+			t.Fatalf("err %v; want a CorruptError for the frame at %d, resuming at %d", err, ends[9], ends[10])
 		}
-		if !strings.Contains(err.Error(), fmt.Sprintf("%s: zstd frame at byte %d:", path, ends[9])) {
+		if !strings.Contains(err.Error(), fmt.Sprintf("%s: zstd frame at byte %d: does not decode", path, ends[9])) ||
+			!strings.Contains(err.Error(), fmt.Sprintf("reading resumes at the frame at byte %d", ends[10])) {
 			t.Errorf("message %q", err)
 		}
+		// The frames after the bad one are read: the file is read to its end.
+		if pos.Offset != int64(len(bad)) {
+			t.Errorf("read to %+v, want the end at %d", pos, len(bad))
+		}
+		requireLinesWithout(t, path, full, ends, 10)
 		whole, _, _ := dshlog.ReadFile(f.path(t))
-		if len(evs) == 0 || len(evs) >= len(whole) {
-			t.Errorf("%d events before the bad frame (of %d)", len(evs), len(whole))
+		if len(evs) == 0 || len(evs) >= len(whole) || evs[len(evs)-1].ID != whole[len(whole)-1].ID {
+			t.Errorf("%d events around the bad frame (of %d), the last %s", len(evs), len(whole), evs[len(evs)-1].ID)
+		}
+	})
+
+	// The log: one block header that claims more bytes than the
+	// frame has reads past the frames after it. That is corruption, not a
+	// frame DSH is still writing: a frame that decodes follows.
+	t.Run("corrupt block header", func(t *testing.T) {
+		f := fixtures[0]
+		full, ends := readFrames(t, f)
+		bad := bytes.Clone(full)
+		bh := blockHeaderAt(t, bad, ends[9])
+		size := 100_000 // more than the rest of the file, within the format's 128 KiB
+		bad[bh] = bad[bh]&7 | byte(size<<3)
+		bad[bh+1], bad[bh+2] = byte(size>>5), byte(size>>13)
+		path := writeFile(t, "session.jsonl.zstd", bad)
+		_, _, r, err := readLines(t, path, dshlog.Pos{})
+		var ce *dshlog.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != ends[9] || ce.ResumeAt != ends[10] || !strings.Contains(err.Error(), "a block header is wrong") {
+			t.Fatalf("err %v; want the frame at %d named, resuming at %d", err, ends[9], ends[10])
+		}
+		if r.Incomplete() {
+			t.Error("a corrupt frame with frames after it was taken for one DSH is still writing")
+		}
+		requireLinesWithout(t, path, full, ends, 10)
+	})
+
+	t.Run("bad last frame", func(t *testing.T) {
+		f := fixtures[0]
+		full, ends := readFrames(t, f)
+		last := len(ends) - 1
+		bad := bytes.Clone(full)
+		bad[ends[last]-6] ^= 0xff
+		path := writeFile(t, "session.jsonl.zstd", bad)
+		_, pos, err := dshlog.ReadFile(path)
+		var ce *dshlog.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != ends[last-1] || ce.ResumeAt != 0 || !strings.Contains(err.Error(), "no frame after it decodes") {
+			t.Fatalf("err %v", err)
+		}
+		if pos.Offset != ends[last-1] {
+			t.Errorf("stopped at %+v, want the bad frame at %d", pos, ends[last-1])
+		}
+	})
+
+	t.Run("bad frame, good frame, cut frame", func(t *testing.T) {
+		f := fixtures[0]
+		full, ends := readFrames(t, f)
+		bad := bytes.Clone(full[:ends[12]+(ends[13]-ends[12])/2]) // cut inside frame 14
+		bad[ends[10]-6] ^= 0xff                                   // frame 11 is bad
+		path := writeFile(t, "session.jsonl.zstd", bad)
+		_, _, r, err := readLines(t, path, dshlog.Pos{})
+		var ce *dshlog.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != ends[9] {
+			t.Fatalf("err %v", err)
+		}
+		for {
+			if _, err := r.Next(); err != nil {
+				if !errors.Is(err, io.EOF) {
+					t.Fatal(err)
+				}
+				break
+			}
+		}
+		want := fmt.Sprintf("the zstd frame at byte %d is cut short: the file ends at byte %d", ends[12], len(bad))
+		if !r.Incomplete() || r.Tail() != want || r.Pos().Offset != ends[12] {
+			t.Fatalf("incomplete %v, tail %q, pos %+v; want %q", r.Incomplete(), r.Tail(), r.Pos(), want)
+		}
+	})
+
+	// Only a frame that decodes whole is a place to resume: a frame whose
+	// blocks run past the end, followed by one the file ends inside, is the
+	// tail, as DSH may be writing it. A frame that reads whole but does not
+	// decode is corrupt wherever it is.
+	t.Run("bad frame before a cut frame", func(t *testing.T) {
+		f := fixtures[0]
+		full, ends := readFrames(t, f)
+		cut := bytes.Clone(full[:ends[10]+(ends[11]-ends[10])/2]) // inside frame 12
+		bh := blockHeaderAt(t, cut, ends[9])
+		short := bytes.Clone(cut)
+		short[bh+1] |= 0xf0 // frame 11's first block claims more bytes than there are
+		path := writeFile(t, "session.jsonl.zstd", short)
+		_, _, r, err := readLines(t, path, dshlog.Pos{})
+		if err != nil || !r.Incomplete() || !strings.Contains(r.Tail(), fmt.Sprintf("frame at byte %d is cut short", ends[9])) {
+			t.Fatalf("err %v, incomplete %v, tail %q", err, r.Incomplete(), r.Tail())
+		}
+
+		cut[ends[10]-6] ^= 0xff // frame 11 does not decode
+		path = writeFile(t, "session.jsonl.zstd", cut)
+		_, _, r, err = readLines(t, path, dshlog.Pos{})
+		var ce *dshlog.CorruptError
+		if !errors.As(err, &ce) || ce.Offset != ends[9] || ce.ResumeAt != 0 || r.Incomplete() {
+			t.Fatalf("err %v, incomplete %v", err, r.Incomplete())
 		}
 	})
 
 	t.Run("garbage between frames", func(t *testing.T) {
 		f := fixtures[0]
-		full, _ := os.ReadFile(f.path(t))
-		ends := dshlog.FrameEnds(t, f.path(t))
-		bad := append(append(bytes.Clone(full[:ends[4]]), "not zstd at all, a stray write"...), full[ends[4]:]...)
+		full, ends := readFrames(t, f)
+		skippable := []byte{0x5a, 0x2a, 0x4d, 0x18, 3, 0, 0, 0, 'a', 'b', 'c'}
+		garbage := []byte("not zstd at all, a stray write")
+		bad := slices.Concat(full[:ends[4]], garbage, skippable, full[ends[4]:])
 		path := writeFile(t, "session.jsonl.zstd", bad)
-		_, pos, err := dshlog.ReadFile(path)
-		if err == nil || !strings.Contains(err.Error(), "not a zstd frame") || pos.Offset != ends[4] {
-			t.Fatalf("err %v, pos %+v", err, pos)
+		evs, pos, err := dshlog.ReadFile(path)
+		var ce *dshlog.CorruptError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), "not a zstd frame") || ce.Offset != ends[4] ||
+			ce.ResumeAt != ends[4]+int64(len(garbage)) {
+			t.Fatalf("err %v", err)
+		}
+		whole, _, _ := dshlog.ReadFile(f.path(t))
+		if pos.Offset != int64(len(bad)) || fmt.Sprint(evs) != fmt.Sprint(whole) {
+			t.Fatalf("pos %+v, %d events; want all %d, to the end", pos, len(evs), len(whole))
 		}
 	})
 
@@ -244,6 +350,74 @@ func TestCorruptLogs(t *testing.T) {
 			t.Fatalf("err %v", err)
 		}
 	})
+}
+
+// readFrames is a fixture's bytes and its frames' end offsets.
+func readFrames(t *testing.T, f fixture) ([]byte, []int64) {
+	t.Helper()
+	full, err := os.ReadFile(f.path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return full, dshlog.FrameEnds(t, f.path(t))
+}
+
+// blockHeaderAt is the offset of the first block header of the frame at.
+func blockHeaderAt(t *testing.T, b []byte, at int64) int64 {
+	t.Helper()
+	var h zstd.Header
+	if err := h.Decode(b[at:]); err != nil || h.Skippable {
+		t.Fatalf("no frame at %d: %v", at, err)
+	}
+	return at + int64(h.HeaderSize)
+}
+
+// requireLinesWithout checks that path reads as the lines of full without
+// those of frame bad (0-based): the line it begins in the frame before, and
+// the line it leaves for the frame after, are lost with it.
+func requireLinesWithout(t *testing.T, path string, full []byte, ends []int64, bad int) {
+	t.Helper()
+	dec, err := zstd.NewReader(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dec.Close()
+	decode := func(b []byte) []byte {
+		out, err := dec.DecodeAll(b, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	before := decode(full[:ends[bad-1]])
+	before = before[:bytes.LastIndexByte(before, '\n')+1]
+	after := decode(full[ends[bad]:])
+	if through := decode(full[:ends[bad]]); through[len(through)-1] != '\n' {
+		after = after[bytes.IndexByte(after, '\n')+1:]
+	}
+	want := append(splitLines(before), splitLines(after)...)
+	r, err := dshlog.Open(path, dshlog.Pos{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var got [][]byte
+	for {
+		l, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if ce := (*dshlog.CorruptError)(nil); errors.As(err, &ce) && ce.ResumeAt > 0 {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, bytes.Clone(l))
+	}
+	if !slices2Equal(got, want) {
+		t.Fatalf("read %d lines, want the %d outside frame %d", len(got), len(want), bad+1)
+	}
 }
 
 func slices2Equal(a, b [][]byte) bool {

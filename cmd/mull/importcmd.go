@@ -51,10 +51,19 @@ the DSH home, read-only) and store their events as if the bridge plugin had
 sent them: messages, tool results, turn ends, errors, compactions, feedback.
 
 mull remembers how far it read each file, so running it again imports only
-what is new, and events the plugin already pushed are not stored twice. A
-half-written last line is left for the next run. A corrupt file is reported
-with its path and line, the rest of the home is still imported, and the
-command exits 1.
+what is new, and events the plugin already pushed are not stored twice.
+
+What cannot be imported is said, with its file and byte offset:
+  - a half-written last line or zstd frame is "waiting" (DSH is still
+    writing it) only while the file changed within import.settle (10s);
+    after that the log is cut short and its import "incomplete";
+  - a corrupt zstd frame is an error; reading resumes at the next frame,
+    so the rest of the session is imported, and its import is "incomplete";
+  - a corrupt line stops that file (everything before it is imported).
+Every run lists the incomplete imports again, until the file parses, and
+"mull sessions show" says "import: incomplete (reason)". Exit status: 0
+when everything was imported (waiting files included), 1 when any file
+was not read whole (the rest of the home is still imported).
 
 An import stores history only: it starts no retro, no error retro and no
 consolidation, and the sessions it brought are not ended by the idle sweep
@@ -63,7 +72,9 @@ import it prints how many sessions it brought and the most their retros
 would cost at today's prices (each retro's prompt estimate plus its
 max_tokens), asks [y/N] on the terminal, then enqueues one retro per
 imported session (primary sessions only). --yes skips the question;
-without a terminal, --learn needs --yes.`,
+without a terminal, --learn needs --yes. A session whose log DSH is still
+writing gets no retro yet; one whose import is incomplete gets a retro that
+is told so.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if learn && dryRun {
@@ -78,7 +89,7 @@ without a terminal, --learn needs --yes.`,
 			}
 			defer a.close()
 			im := &dshimport.Importer{
-				Home: cmp.Or(home, a.cfg.DSH.Home), Store: a.store, DryRun: dryRun,
+				Home: cmp.Or(home, a.cfg.DSH.Home), Store: a.store, DryRun: dryRun, Settle: a.cfg.Import.Settle.D(),
 				Logger: a.log.With("component", "dsh_import"), Progress: progressPrinter(g),
 			}
 			var imported *sessionSet
@@ -107,8 +118,10 @@ without a terminal, --learn needs --yes.`,
 			if err == nil && learn {
 				err = learnImported(cmd.Context(), g, a, imported.ids(), yes)
 			}
-			if err == nil && len(sum.Errors) > 0 {
-				err = &exitError{code: 1, err: fmt.Errorf("%d session logs could not be read to their end; the rest was imported", len(sum.Errors))}
+			if n := notWhole(sum); err == nil && n > 0 {
+				// 1, not 0: a script must see that history is missing, and
+				// these files stay listed until they parse.
+				err = &exitError{code: 1, err: fmt.Errorf("%d session logs were not imported whole (see error: and incomplete: above); the rest was imported", n)}
 			}
 			return err
 		},
@@ -167,8 +180,23 @@ func retroEstimate(a *app, now time.Time) (tokens, nanoUSD int64) {
 	return prompt + maxTokens, a.llm.Pricing().MaxCost(m.Model, now, prompt, maxTokens)
 }
 
+// notWhole counts the files the scan found errors in or left incomplete.
+func notWhole(sum dshimport.Summary) int {
+	paths := map[string]bool{}
+	for _, e := range sum.Errors {
+		paths[e.Path] = true
+	}
+	for _, f := range sum.Incomplete {
+		paths[f.Path] = true
+	}
+	return len(paths)
+}
+
 // learnImported asks, then enqueues one retro_session per imported primary
-// session.
+// session. A session whose log DSH is still writing waits: its retro now
+// would read half a session as the whole. One whose import is incomplete
+// is learned from (a cut or damaged log will not get better by waiting,
+// and its failure is often the lesson), and its retro's excerpt says so.
 func learnImported(ctx context.Context, g *globals, a *app, ids []string, yes bool) error {
 	var sessions []store.Session
 	for _, id := range ids {
@@ -176,9 +204,21 @@ func learnImported(ctx context.Context, g *globals, a *app, ids []string, yes bo
 		if err != nil {
 			return err
 		}
-		if s.Primary {
-			sessions = append(sessions, s)
+		if !s.Primary {
+			continue
 		}
+		imp, err := a.store.SessionImport(ctx, id)
+		if err != nil {
+			return err
+		}
+		switch {
+		case imp != nil && imp.State == store.ImportWaiting:
+			fmt.Fprintf(g.stdout, "learn: session %s: no retro yet, DSH is still writing its log; run --learn again once it is done\n", id)
+			continue
+		case imp != nil && imp.State == store.ImportIncomplete:
+			fmt.Fprintf(g.stdout, "learn: session %s: its import is incomplete (%s); its retro is told the log is incomplete\n", id, imp.Reason)
+		}
+		sessions = append(sessions, s)
 	}
 	if len(sessions) == 0 {
 		fmt.Fprintln(g.stdout, "learn: no new primary session was imported; no retro to run")
@@ -239,8 +279,8 @@ func printImportSummary(g *globals, home string, s dshimport.Summary, dryRun boo
 	if dryRun {
 		verb = "dry run (nothing stored) of"
 	}
-	fmt.Fprintf(g.stdout, "%s %s: %d session logs (%d read, %d unchanged, %d waiting for DSH to finish a line)\n",
-		verb, home, s.Files, s.Read, s.Unchanged, s.Waiting)
+	fmt.Fprintf(g.stdout, "%s %s: %d session logs (%d read, %d unchanged, %d waiting for DSH to finish writing, %d incomplete)\n",
+		verb, home, s.Files, s.Read, s.Unchanged, s.Waiting, len(s.Incomplete))
 	fmt.Fprintf(g.stdout, "events: %d read", s.Events)
 	if !dryRun {
 		fmt.Fprintf(g.stdout, ", %d stored, %d duplicates", s.Stored, s.Duplicates)
@@ -257,6 +297,9 @@ func printImportSummary(g *globals, home string, s dshimport.Summary, dryRun boo
 	}
 	for _, e := range s.Errors {
 		fmt.Fprintf(g.stdout, "error: %s\n", e)
+	}
+	for _, f := range s.Incomplete {
+		fmt.Fprintf(g.stdout, "incomplete: %s\n", f)
 	}
 }
 

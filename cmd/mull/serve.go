@@ -192,7 +192,8 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 
 	if opts.watchDSH {
 		ing, _ := importIngester(a)
-		im := &dshimport.Importer{Home: a.cfg.DSH.Home, Store: a.store, Ingester: ing, Logger: a.log.With("component", "dsh-import")}
+		im := &dshimport.Importer{Home: a.cfg.DSH.Home, Store: a.store, Ingester: ing, Settle: a.cfg.Import.Settle.D(),
+			Logger: a.log.With("component", "dsh-import")}
 		watchDone := make(chan struct{})
 		go func() {
 			defer close(watchDone)

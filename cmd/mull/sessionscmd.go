@@ -24,7 +24,10 @@ func newSessionsCmd(g *globals) *cobra.Command {
 		Long: `A session is what mull knows of a DSH session from its events (pushed to
 POST /v1/events or imported from DSH's logs): its workspace, its status (open;
 ended by a session_end; idle after ingest.idle_timeout without events), its
-first and last event times, and how many events of each type it stored.`,
+first and last event times, and how many events of each type it stored.
+"show" also says how its import from DSH's logs stands: complete; waiting
+(DSH is still writing the log); or incomplete, with the reason naming the
+file and byte offset (a corrupt zstd frame skipped, a log cut short).`,
 	}
 	cmd.AddCommand(newSessionsListCmd(g), newSessionsShowCmd(g))
 	return cmd
@@ -84,8 +87,11 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 type sessionDetail struct {
 	store.Session
 	// Usage is the agent's own usage in the session, priced (llm.prices).
-	Usage      overhead.Agent `json:"usage"`
-	LastEvents []store.Event  `json:"last_events"`
+	Usage overhead.Agent `json:"usage"`
+	// Import is how its import from DSH's logs stands; absent when mull
+	// never read a log of it.
+	Import     *store.SessionImport `json:"import,omitempty"`
+	LastEvents []store.Event        `json:"last_events"`
 }
 
 func newSessionsShowCmd(g *globals) *cobra.Command {
@@ -119,10 +125,14 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				return printJSON(g, sessionDetail{Session: sess, Usage: usage, LastEvents: nonNil(evs)})
+			imp, err := a.store.SessionImport(cmd.Context(), sess.ID)
+			if err != nil {
+				return err
 			}
-			printSession(g, sess, usage, evs)
+			if asJSON {
+				return printJSON(g, sessionDetail{Session: sess, Usage: usage, Import: imp, LastEvents: nonNil(evs)})
+			}
+			printSession(g, sess, usage, imp, evs)
 			return nil
 		},
 	}
@@ -131,7 +141,7 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-func printSession(g *globals, s store.Session, usage overhead.Agent, evs []store.Event) {
+func printSession(g *globals, s store.Session, usage overhead.Agent, imp *store.SessionImport, evs []store.Event) {
 	kind := "primary"
 	if !s.Primary {
 		kind = "subagent"
@@ -146,6 +156,13 @@ func printSession(g *globals, s store.Session, usage overhead.Agent, evs []store
 	}
 	fmt.Fprintf(g.stdout, "events %d: %s\n", s.Events, fmtCounts(s.Counts))
 	printSessionUsage(g.stdout, usage)
+	if imp != nil {
+		fmt.Fprintf(g.stdout, "import: %s", imp.State)
+		if imp.Reason != "" {
+			fmt.Fprintf(g.stdout, " (%s)", imp.Reason)
+		}
+		fmt.Fprintf(g.stdout, ", checked %s\n", imp.CheckedAt.Format(time.RFC3339))
+	}
 	if len(evs) == 0 {
 		return
 	}

@@ -168,6 +168,11 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 		return err
 	}
 	text := excerpt(in, w.Caps)
+	imp, err := w.Store.SessionImport(ctx, sess.ID) // a cut or damaged log: the excerpt says so
+	if err != nil {
+		return err
+	}
+	text = retro.NoteIncomplete(text, imp != nil && imp.State == store.ImportIncomplete)
 	out, res, err := llm.CompleteJSON[retro.Output](ctx, w.LLM, llm.Call{
 		Kind: job.Kind, JobID: job.ID, Workspace: sess.Workspace,
 		Messages: []llm.Message{llm.System(retro.Prompt), llm.User(text)},
