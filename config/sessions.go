@@ -49,8 +49,9 @@ type Digest struct {
 	// MaxLines caps each section. Defaults to 40.
 	MaxLines int `toml:"max_lines"`
 	// Quotas are each section's characters. Defaults: handoff 700,
-	// prefetch 500, principles 600, hypotheses 400, facts 900, lessons 900,
-	// methods 700, resources 700.
+	// prefetch 800 (its entries' text, as consolidation counts it),
+	// principles 600, hypotheses 400, facts 900, lessons 900, methods 700,
+	// resources 700.
 	Quotas map[string]int `toml:"quotas"`
 	// WatermarkItems: the digest is rebuilt after this many new memories…
 	// Defaults to 5.
@@ -117,7 +118,7 @@ func (d Digest) withDefaults() Digest {
 	d.Budget = cmp.Or(d.Budget, 3200)
 	d.Wrapper = cmp.Or(d.Wrapper, 260)
 	d.MaxLines = cmp.Or(d.MaxLines, 40)
-	defaults := map[string]int{"handoff": 700, "prefetch": 500, "principles": 600, "hypotheses": 400,
+	defaults := map[string]int{"handoff": 700, "prefetch": 800, "principles": 600, "hypotheses": 400,
 		"facts": 900, "lessons": 900, "methods": 700, "resources": 700}
 	q := maps.Clone(defaults)
 	maps.Copy(q, d.Quotas)

@@ -31,13 +31,15 @@ func Importance(m Memory, now time.Time) int {
 
 // Untrusted follows the seed's isUntrustedEntry, in its order: an external
 // src (web, tool, doc) is untrusted whatever the origin; otherwise src user
-// or origin command vouches for it; otherwise an LLM-made origin (retro,
-// sleep, and mull's import) is untrusted.
+// vouches for it; otherwise an LLM-made origin (retro, sleep, and mull's
+// import) is untrusted. (The seed's "or origin command" clause is left out:
+// command is not an LLM-made origin, so it changes no answer, and mull's one
+// command write, a rejected proposal's lesson, carries src user anyway.)
 func Untrusted(m Memory) bool {
 	switch {
 	case m.Src.External():
 		return true
-	case m.Src == SrcUser || m.Origin == OriginCommand:
+	case m.Src == SrcUser:
 		return false
 	}
 	return m.Origin.Untrusted()

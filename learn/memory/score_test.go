@@ -34,8 +34,8 @@ func TestScore(t *testing.T) {
 		{"origin sleep capped", memory.Memory{Kind: memory.Principle, Importance: 8, Origin: memory.OriginSleep, RecordedAt: daysAgo(2)}, 5 + 4},
 		{"origin import capped", memory.Memory{Kind: memory.Fact, Importance: 8, Origin: memory.OriginImport, RecordedAt: daysAgo(2)}, 5 + 4},
 		{"retro with src user is trusted", memory.Memory{Kind: memory.Preference, Importance: 9, Src: memory.SrcUser, Origin: memory.OriginRetro, RecordedAt: daysAgo(2)}, 9 + 4},
-		{"command is trusted", memory.Memory{Kind: memory.Preference, Importance: 9, Origin: memory.OriginCommand, RecordedAt: daysAgo(2)}, 9 + 4},
-		{"external src beats command", memory.Memory{Kind: memory.Fact, Importance: 9, Src: memory.SrcWeb, Origin: memory.OriginCommand, RecordedAt: daysAgo(2)}, 5 + 4},
+		{"a rejection's lesson (command, src user) is trusted", memory.Memory{Kind: memory.Lesson, Importance: 9, Src: memory.SrcUser, Origin: memory.OriginCommand, RecordedAt: daysAgo(2)}, 9 + 4},
+		{"external src beats a trusted origin", memory.Memory{Kind: memory.Fact, Importance: 9, Src: memory.SrcWeb, Origin: memory.OriginPanel, RecordedAt: daysAgo(2)}, 5 + 4},
 		{"cap keeps a lower importance", memory.Memory{Kind: memory.Fact, Importance: 3, Origin: memory.OriginRetro, RecordedAt: daysAgo(2)}, 3 + 4},
 		// The stale cap: a credential (TTL 30) last verified 40 days ago.
 		{"stale capped", memory.Memory{Kind: memory.Fact, Importance: 9, Text: "the API key for X lives in vault", Origin: memory.OriginTool, RecordedAt: daysAgo(40)}, 5 + 2},

@@ -35,14 +35,17 @@ type Options struct {
 	// MaxLines caps the entries of each section. Defaults to 40.
 	MaxLines int
 	// Quotas are each section's characters for its entries. A missing key
-	// takes the default (handoff 700, prefetch 500, principles 600,
+	// takes the default (handoff 700, prefetch 800, principles 600,
 	// hypotheses 400, facts 900, lessons 900, methods 700, resources 700);
 	// 0, or a section without a default (proposals, playbooks), means no
-	// quota but MaxLines, as in the seed.
+	// quota but MaxLines, as in the seed. An entry costs its rendered line
+	// and a newline, except in prefetch, where it costs its text alone:
+	// that is the unit consolidation's 800 (the seed's PREFETCH cap) counts
+	// in, so everything one derive answer may write is shown.
 	Quotas map[string]int
 }
 
-var defaultQuotas = map[string]int{"handoff": 700, "prefetch": 500, "principles": 600, "hypotheses": 400,
+var defaultQuotas = map[string]int{"handoff": 700, "prefetch": 800, "principles": 600, "hypotheses": 400,
 	"facts": 900, "lessons": 900, "methods": 700, "resources": 700}
 
 // WithDefaults fills every unset option with its default.
@@ -72,9 +75,6 @@ type Input struct {
 	// left after Memories. Its prefetch entries are not shown: prefetch is
 	// about this workspace's next session.
 	Global []memory.Memory
-	// Failures are known failures (seed 000's kind failure, the negative
-	// ledger's refuted paths), shown as a constraint block in lessons.
-	Failures []Failure
 	// Playbooks are the workspace's SOPs.
 	Playbooks []Playbook
 }
@@ -86,18 +86,6 @@ type Proposal struct {
 	// Status is pending, accepted or rejected; "" counts as pending.
 	Status string
 	At     time.Time
-}
-
-// Failure is an action that produced a bad outcome. Unlike a lesson it is
-// not a heuristic to weigh: when the trigger matches, the agent must not do
-// it (seed 000, "Known failures").
-type Failure struct {
-	// ID lets the agent look up its source (lessons_lookup).
-	ID string
-	// When is the trigger; Avoid what not to do; Instead a known
-	// alternative, if there is one.
-	When, Avoid, Instead string
-	RecordedAt           time.Time
 }
 
 // Output is a rendered digest and what happened to each section.
@@ -123,7 +111,8 @@ type SectionStat struct {
 	// under its title (entries, headings, notes); Chars its size with title.
 	Entries, Lines, Chars int
 	// Quota is the quota it was filled against (after any shrink, 0 = none)
-	// and Used what its entries took of it, one newline each.
+	// and Used what its entries took of it (Options.Quotas says what an
+	// entry costs).
 	Quota, Used int
 	// Omitted counts live entries that did not fit (quota or MaxLines).
 	Omitted int

@@ -46,7 +46,12 @@ func many(kind memory.Kind, n, width int) []memory.Memory {
 // entry that must never show.
 func full() digest.Input {
 	var ms []memory.Memory
-	for _, k := range []memory.Kind{memory.Prefetch, memory.Principle, memory.Hypothesis} {
+	// Prefetch: five lines, as one consolidation writes them.
+	for _, m := range many(memory.Prefetch, 5, 100) {
+		m.Origin = memory.OriginSleep
+		ms = append(ms, m)
+	}
+	for _, k := range []memory.Kind{memory.Principle, memory.Hypothesis} {
 		for _, m := range many(k, 12, 70) {
 			m.Origin = memory.OriginSleep
 			ms = append(ms, m)
@@ -75,11 +80,7 @@ func full() digest.Input {
 			{ID: "p-1", Summary: "shorten the handoff to three lines", At: ago(2)},
 			{ID: "p-0", Summary: "already decided", Status: "rejected", At: ago(3)},
 		},
-		Memories: ms,
-		Failures: []digest.Failure{
-			{ID: "task-1#0", When: "a task changes code", Avoid: "declaring it done before the tests ran", Instead: "run the smallest failing test", RecordedAt: ago(3)},
-			{ID: "ledger-7", When: "npx tsc in this repo", Avoid: "npx without checking node_modules/.bin", RecordedAt: ago(1)},
-		},
+		Memories:  ms,
 		Playbooks: pbs,
 	}
 }

@@ -12,10 +12,10 @@ import (
 )
 
 // fixedLines are the lines the renderer writes itself: the wrapper's,
-// every title (the global library's too), the lessons' heads, the
-// proposal's tail, the trim and cut marks.
+// every title (the global library's too), the proposal's tail, the trim
+// and cut marks.
 func fixedLines() map[string]bool {
-	set := map[string]bool{globalHead: true, failuresHead: true, lessonsHead: true, proposalTail: true, shrunkLine: true, "…": true}
+	set := map[string]bool{globalHead: true, proposalTail: true, shrunkLine: true, "…": true}
 	for _, l := range strings.Split(header+footer, "\n") {
 		set[l] = true
 	}
@@ -94,10 +94,6 @@ func forgeFields() []field {
 		field{name: "proposal id", set: func(in *Input, t string) { in.Proposals[0].ID = t }, drop: func(in *Input) { in.Proposals = nil }},
 		field{name: "playbook slug", set: func(in *Input, t string) { in.Playbooks[0].Slug = t }, drop: func(in *Input) { in.Playbooks = nil }},
 		field{name: "playbook summary", set: func(in *Input, t string) { in.Playbooks[0].Summary = t }, drop: func(in *Input) { in.Playbooks = nil }},
-		field{name: "failure id", set: func(in *Input, t string) { in.Failures[0].ID = t }, drop: func(in *Input) { in.Failures = nil }},
-		field{name: "failure when", set: func(in *Input, t string) { in.Failures[0].When = t }, drop: func(in *Input) { in.Failures = nil }},
-		field{name: "failure avoid", set: func(in *Input, t string) { in.Failures[0].Avoid = t }, drop: func(in *Input) { in.Failures = nil }},
-		field{name: "failure instead", set: func(in *Input, t string) { in.Failures[0].Instead = t }, drop: func(in *Input) { in.Failures = nil }},
 	)
 	return fs
 }
@@ -108,7 +104,6 @@ func forgeBase() Input {
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	in := Input{Now: now, Handoff: "Did the migration.\nNext: the digest.",
 		Proposals: []Proposal{{ID: "p-1", Summary: "add a lint step", At: now.Add(-time.Hour)}},
-		Failures:  []Failure{{ID: "f-1", When: "npx tsc", Avoid: "npx without node_modules", RecordedAt: now.Add(-time.Hour)}},
 		Playbooks: []Playbook{{Slug: "release", Summary: "tag → build", WrittenAt: now.Add(-time.Hour)}},
 	}
 	for i, k := range memory.Kinds {

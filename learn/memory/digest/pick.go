@@ -14,10 +14,20 @@ type cand struct {
 	stale bool
 	// key is the duplicate key (memory.Normalize); "" for non-memories.
 	key string
+	// cost is what the entry takes of its section's quota; 0 means its
+	// line and a newline.
+	cost int
+}
+
+// size is what c takes of its section's quota.
+func (c cand) size() int {
+	if c.cost > 0 {
+		return c.cost
+	}
+	return runes(c.line) + 1
 }
 
 // room is what a section has used so far: entries and quota characters.
-// Lessons share one room between known failures and lessons.
 type room struct{ entries, chars int }
 
 // pick is the seed's selectMemoryLines: sort by score, highest first (the
@@ -36,7 +46,7 @@ func pick(cands []cand, r *room, maxLines, quota int, seen map[string]bool) (cho
 		if c.key != "" && seen[c.key] {
 			continue
 		}
-		n := runes(c.line) + 1
+		n := c.size()
 		if r.entries >= maxLines || (quota > 0 && r.entries > 0 && r.chars+n > quota) {
 			omitted++
 			continue

@@ -21,7 +21,6 @@ type renderer struct {
 	blocked   int
 	handoff   string
 	proposal  []string
-	failures  []cand
 	playbooks []cand
 	// gated holds the render-time gate's answer per text, so an entry's
 	// text is checked once though guarded and clean both need it.
@@ -116,17 +115,6 @@ func (r *renderer) prepare(in Input) {
 		}
 	}
 	r.prepareProposal(in.Proposals)
-	fs := slices.Clone(in.Failures)
-	slices.SortStableFunc(fs, func(a, b Failure) int {
-		return cmp.Or(a.RecordedAt.Compare(b.RecordedAt), cmp.Compare(a.ID, b.ID))
-	})
-	for i, f := range fs {
-		if r.guarded(f.ID, f.When, f.Avoid, f.Instead) || strings.TrimSpace(f.Avoid) == "" {
-			continue
-		}
-		// Score 0 for all: the newest is picked first, the seed's tie rule.
-		r.failures = append(r.failures, cand{line: r.failureLine(f), index: i})
-	}
 	ps := slices.Clone(in.Playbooks)
 	SortPlaybooks(ps, r.now)
 	for i, p := range ps {
@@ -197,13 +185,19 @@ func (r *renderer) library(ms []memory.Memory, global bool) *library {
 		if name == "" || (global && name == "prefetch") || m.Quarantined || !m.ValidAt(r.now) || r.guarded(m.Text) {
 			continue
 		}
-		lib.cands[name] = append(lib.cands[name], cand{
+		c := cand{
 			line:  memoryLine(m, r, name),
 			score: memory.Score(m, r.now),
 			index: i,
 			stale: memory.Stale(m, r.now),
 			key:   memory.Normalize(m.Text),
-		})
+		}
+		if name == "prefetch" {
+			// Consolidation caps its prefetch lines' text together; the
+			// quota counts the same, so a derive answer is never cut.
+			c.cost = runes(r.clean(m.Text))
+		}
+		lib.cands[name] = append(lib.cands[name], c)
 	}
 	return lib
 }
@@ -235,16 +229,10 @@ func (r *renderer) pass(lib *library, quota func(string) int, seen map[string]bo
 			}
 		case "playbooks":
 			if !lib.global {
-				p = r.list(name, false, nil, r.playbooks, quota(name), seen)
+				p = r.list(name, false, r.playbooks, quota(name), seen)
 			}
-		case "lessons":
-			var fs []cand
-			if !lib.global {
-				fs = r.failures
-			}
-			p = r.list(name, lib.global, fs, lib.cands[name], quota(name), seen)
 		default:
-			p = r.list(name, lib.global, nil, lib.cands[name], quota(name), seen)
+			p = r.list(name, lib.global, lib.cands[name], quota(name), seen)
 		}
 		if p == nil {
 			continue
@@ -256,25 +244,14 @@ func (r *renderer) pass(lib *library, quota func(string) int, seen map[string]bo
 	return parts
 }
 
-// list renders a section of entries. Known failures, when given, are picked
-// first and shown first, under their own heading: a constraint must not read
-// like one more heuristic.
-func (r *renderer) list(name string, global bool, failures, entries []cand, quota int, seen map[string]bool) *part {
+// list renders a section of entries.
+func (r *renderer) list(name string, global bool, entries []cand, quota int, seen map[string]bool) *part {
 	var rm room
-	fs, omitted := pick(failures, &rm, r.opts.MaxLines, quota, seen)
-	es, more := pick(entries, &rm, r.opts.MaxLines, quota, seen)
-	omitted += more
-	if len(fs)+len(es) == 0 {
+	es, omitted := pick(entries, &rm, r.opts.MaxLines, quota, seen)
+	if len(es) == 0 {
 		return nil
 	}
-	var body []string
-	if len(fs) > 0 {
-		body = append(append(body, failuresHead), lines(fs)...)
-		if len(es) > 0 {
-			body = append(body, lessonsHead)
-		}
-	}
-	body = append(body, lines(es)...)
+	body := lines(es)
 	if omitted > 0 {
 		body = append(body, omittedLine(omitted))
 	}

@@ -24,8 +24,6 @@ const (
 	markStale      = " 〈stale〉"
 
 	shrunkLine   = "…(shortened to fit)"
-	failuresHead = "Known failures (constraints, not heuristics: when the trigger matches, do not do it):"
-	lessonsHead  = "Lessons (heuristics to weigh):"
 	proposalTail = "Nothing changes unless the user accepts it; only you can tell them."
 
 	maxSummaryRunes = 160
@@ -138,22 +136,6 @@ func memoryLine(m memory.Memory, r *renderer, section string) string {
 	}
 	if memory.Stale(m, r.now) {
 		b.WriteString(markStale)
-	}
-	return b.String()
-}
-
-func (r *renderer) failureLine(f Failure) string {
-	var b strings.Builder
-	b.WriteString("- ")
-	if f.ID != "" {
-		b.WriteString("[" + r.clean(f.ID) + "] ")
-	}
-	if f.When != "" {
-		b.WriteString(r.clean(f.When) + " → ")
-	}
-	b.WriteString("avoid: " + r.clean(f.Avoid))
-	if f.Instead != "" {
-		b.WriteString("; instead: " + r.clean(f.Instead))
 	}
 	return b.String()
 }
