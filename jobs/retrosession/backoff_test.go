@@ -65,7 +65,7 @@ func TestRetroRetriesAfter30Minutes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ev := enginetest.WaitFor(t, evs, waitLimit(t), func(ev *river.Event) bool {
+			ev := enginetest.WaitFor(t, evs, func(ev *river.Event) bool {
 				return ev.Job.ID == res.Job.ID && ev.Kind == river.EventKindJobFailed
 			})
 			after := time.Now()
@@ -78,13 +78,4 @@ func TestRetroRetriesAfter30Minutes(t *testing.T) {
 			}
 		}
 	})
-}
-
-// waitLimit is most of the time the test has left, so a loaded machine
-// slows the test down instead of failing it.
-func waitLimit(t *testing.T) time.Duration {
-	if d, ok := t.Deadline(); ok {
-		return time.Until(d) * 3 / 4
-	}
-	return 5 * time.Minute
 }
