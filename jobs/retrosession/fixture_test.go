@@ -121,7 +121,7 @@ func TestFixtureRetros(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		e := startWith(t, s, fakeds.Options{Script: fixtureScript()},
-			config.JobOverride{Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 3, Timeout: config.Duration(3 * time.Second)})
+			config.JobOverride{Backoff: config.Duration(10 * time.Millisecond), MaxAttempts: 10, Timeout: config.Duration(fixtureJobTimeout)})
 		svc := ingest.New(s, ingest.Hooks{SessionEnded: retrosession.SessionEnded})
 		svc.UseClient(e.client)
 		importFixtures(t, s, svc)
@@ -132,10 +132,7 @@ func TestFixtureRetros(t *testing.T) {
 		for _, f := range fixtures {
 			job := first[f.session]
 			checkApplied(t, s, f, job.ID, 0)
-			if want := map[bool]int{true: 1, false: 0}[f.fault != ""]; len(job.Errors) != want || job.Attempt != want+1 ||
-				want == 1 && !strings.Contains(job.Errors[0].Error, faultError[f.fault]) {
-				t.Fatalf("%s: job %d attempt %d with errors %v; want %d failed attempts first", f.workspace, job.ID, job.Attempt, job.Errors, want)
-			}
+			checkAttempts(t, f, job)
 		}
 		before := allMemories(t, s)
 
@@ -174,6 +171,37 @@ func TestFixtureRetros(t *testing.T) {
 			t.Fatalf("%d memories after the second retros, want still %d", len(got), len(before))
 		}
 	})
+}
+
+// fixtureJobTimeout cuts the hung first attempt. It is short so the test
+// is, which means a loaded machine can cut a healthy attempt too: such an
+// attempt is retried like the hang, and checkAttempts allows it.
+const fixtureJobTimeout = 3 * time.Second
+
+// checkAttempts checks the job's failed attempts: a faulted session's first
+// one failed with its fault; any other failure is the job's timeout cutting
+// an attempt that a busy machine made slow (applied once all the same, as
+// checkApplied shows).
+func checkAttempts(t *testing.T, f fixture, job *rivertype.JobRow) {
+	t.Helper()
+	errs := job.Errors
+	if f.fault != "" {
+		if len(errs) == 0 || !strings.Contains(errs[0].Error, faultError[f.fault]) {
+			t.Fatalf("%s: job %d errors %v; want the first attempt to fail with %s", f.workspace, job.ID, errs, faultError[f.fault])
+		}
+		errs = errs[1:]
+	}
+	for _, e := range errs {
+		if !strings.Contains(e.Error, "context deadline exceeded") {
+			t.Fatalf("%s: job %d failed an attempt with %q; want only its fault or the job's timeout", f.workspace, job.ID, e.Error)
+		}
+	}
+	if job.Attempt != len(job.Errors)+1 {
+		t.Fatalf("%s: job %d attempt %d with errors %v; want one more attempt than failures", f.workspace, job.ID, job.Attempt, job.Errors)
+	}
+	if len(errs) > 0 {
+		t.Logf("%s: %d healthy attempts cut by the %s job timeout on this machine", f.workspace, len(errs), fixtureJobTimeout)
+	}
 }
 
 // importFixtures imports the fixture home through svc; DSH's logs do not end
