@@ -24,7 +24,6 @@ import (
 	"github.com/mullhq/mull/workflows"
 )
 
-
 // calcArgs is the test step kind: each step outputs its Value plus the
 // outputs of the steps it comes after.
 type calcArgs struct {

@@ -13,17 +13,20 @@ import (
 
 func newFakeDeepSeekCmd(g *globals) *cobra.Command {
 	var listen, scriptFile, apiKey string
-	var cacheUnit int
+	var cacheUnit, cacheInterval int
 	var keepAlive time.Duration
 	cmd := &cobra.Command{
 		Use:   "fake-deepseek",
 		Short: "Serve a fake DeepSeek API for tests and offline demos",
 		Long: `Serve a fake DeepSeek chat API on --listen: POST /chat/completions and
 /v1/chat/completions, non-streaming and streaming, JSON mode, with usage
-whose cache split comes from an emulated prefix cache (a prompt's cache hit
-is the longest prefix, in whole --cache-unit tokens, seen in an earlier
-request; tokens are ceil(bytes/4) per message plus 3). Point mull at it with
-MULL_LLM_BASE_URL=http://ADDR. It runs until interrupted.
+whose cache split comes from an emulated prefix cache, by the rules of
+DeepSeek's context-caching guide: a request hits the longest persisted
+prefix it matches fully, counted in whole --cache-unit tokens; a prefix is
+persisted at each request's input end and output end, where a request
+shares a prefix with an earlier one (for the requests after it), and every
+--cache-interval tokens. Tokens are ceil(bytes/4) per message plus 3. Point
+mull at it with MULL_LLM_BASE_URL=http://ADDR. It runs until interrupted.
 
 Without a script it answers every mull prompt type (named by a
 "mull-prompt: <type>" line in the system message) with schema-valid JSON.
@@ -75,9 +78,14 @@ Example:
 A script with a mistake exits with status 2, naming the rule and the field.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts := fakeds.Options{APIKey: apiKey, CacheUnit: cacheUnit, KeepAliveEvery: keepAlive}
+			opts := fakeds.Options{APIKey: apiKey, CacheUnit: cacheUnit, CacheInterval: cacheInterval, KeepAliveEvery: keepAlive}
 			if cacheUnit < 1 {
 				return usageErr("--cache-unit %d: want at least 1 token", cacheUnit)
+			}
+			if cacheInterval < 0 {
+				opts.CacheInterval = -1 // off
+			} else if cacheInterval == 0 || cacheInterval < cacheUnit {
+				return usageErr("--cache-interval %d: want at least --cache-unit (%d) tokens, or -1 for none", cacheInterval, cacheUnit)
 			}
 			if keepAlive <= 0 {
 				return usageErr("--keep-alive %s: want a positive duration", keepAlive)
@@ -112,7 +120,8 @@ A script with a mistake exits with status 2, naming the rule and the field.`,
 	f.StringVar(&listen, "listen", "127.0.0.1:7799", "address to serve on (port 0 picks a free one)")
 	f.StringVar(&scriptFile, "script", "", "JSON script of responses and faults (see above)")
 	f.StringVar(&apiKey, "api-key", "", "require this key as 'Authorization: Bearer KEY' (default: accept any)")
-	f.IntVar(&cacheUnit, "cache-unit", 64, "prefix cache unit in tokens: cache hits cover whole units")
+	f.IntVar(&cacheUnit, "cache-unit", 64, "prefix cache storage unit in tokens: cache hits cover whole units")
+	f.IntVar(&cacheInterval, "cache-interval", 1024, "tokens between the prefixes the cache persists along a request (-1: none)")
 	f.DurationVar(&keepAlive, "keep-alive", time.Second, "time between keep-alive lines while a request is held")
 	return cmd
 }

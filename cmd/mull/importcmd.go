@@ -170,12 +170,13 @@ func (s *sessionSet) ids() []string {
 }
 
 // retroEstimate is the most one retro can cost: its prompt estimate (the
-// fixed prompt and a full excerpt) plus its max_tokens, every prompt token
-// a cache miss, at the price of now.
+// fixed prompt, a full library and a full excerpt) plus its max_tokens,
+// every prompt token a cache miss, at the price of now.
 func retroEstimate(a *app, now time.Time) (tokens, nanoUSD int64) {
 	m := a.cfg.LLM.ForKind(retrosession.Spec.Kind)
 	caps := retroCaps(a.cfg.Retro.Excerpt).WithDefaults()
-	prompt := llm.EstimatePromptTokens([]llm.Message{llm.System(retro.Prompt), llm.User(strings.Repeat("x", caps.MaxChars))})
+	full := retro.Library{Text: strings.Repeat("x", retro.MaxLibraryRunes)}
+	prompt := llm.EstimatePromptTokens(retrosession.Messages(full, strings.Repeat("x", caps.MaxChars)))
 	maxTokens := int64(m.MaxTokens)
 	return prompt + maxTokens, a.llm.Pricing().MaxCost(m.Model, now, prompt, maxTokens)
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
+	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
@@ -24,6 +25,36 @@ type answer struct {
 	truncated bool
 	// sourceAt is the time of the last session event the model was shown.
 	sourceAt time.Time
+	// shown are the ids of the library the prompt showed: the only ones
+	// the answer may name.
+	shown map[int64]memory.Kind
+}
+
+// Messages are a retro's prompt (retro.Messages) as llm messages.
+func Messages(lib retro.Library, excerpt string) []llm.Message {
+	var out []llm.Message
+	for _, m := range retro.Messages(lib, excerpt) {
+		out = append(out, llm.Message{Role: m.Role, Content: m.Content})
+	}
+	return out
+}
+
+// publishedLibrary is the library a retro of workspace shows the model: the
+// memories of the library it writes (w.library) as the workspace's digest
+// last published them, at its watermark, so that it stays byte-identical
+// (and served by DeepSeek's prefix cache) until the digest is published
+// again. A workspace whose digest was never read has an empty one.
+func (w *Worker) publishedLibrary(ctx context.Context, workspace string) (retro.Library, error) {
+	st, ok, err := w.Store.GetDigestState(ctx, w.Store.DB, workspace)
+	if err != nil || !ok {
+		return retro.BuildLibrary(nil, retro.Published{}, 0), err
+	}
+	rows, err := w.Store.ListMemories(ctx, w.Store.DB, store.MemoryFilter{Workspaces: []string{w.library(workspace)},
+		All: true, UpTo: st.WatermarkID, Oldest: true})
+	if err != nil {
+		return retro.Library{}, err
+	}
+	return retro.BuildLibrary(memories.FromRows(rows), retro.Published{Watermark: st.WatermarkID, At: st.PublishedAt}, 0), nil
 }
 
 // lastEventAt is the time of the newest event read, or the session's last
@@ -72,8 +103,9 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 		if err != nil {
 			return err
 		}
-		ch = retro.Plan(a.Output, memories.FromRows(existing), retro.Source{Workspace: lib, SessionID: sess.ID, JobID: job.ID}, now)
-		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated}
+		ch = retro.PlanShown(a.Output, memories.FromRows(existing), a.shown, retro.Source{Workspace: lib, SessionID: sess.ID, JobID: job.ID}, now)
+		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
+			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts()}
 		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
 			return err
 		}

@@ -16,109 +16,154 @@ import (
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/retrosession"
-	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm/fakeds"
+	memsvc "github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
 
-// cacheRetros is how many retros each measure runs; the first warms the
-// cache and is left out, the others run concurrently.
-const cacheRetros = 20
+// cacheRetros is how many retros each measure runs after the digest is
+// published; the first two warm the cache and are left out, the others run
+// concurrently. cacheHistory is how many retros before them filled the
+// workspace's library.
+const (
+	cacheRetros  = 20
+	cacheWarm    = 2
+	cacheHistory = 30
+)
 
 // TestCacheShare measures how much of the retros' input DeepSeek's prefix
-// cache serves, with the fake emulating it (64-token units, one cache per
-// model): retro.Prompt comes first and byte-identical, so from the second
-// retro on, every call should hit at least its whole units. Print the
-// figures with
+// cache serves, with the fake emulating it as DeepSeek's guide describes
+// (fakeds.prefixCache: units persisted at each request's ends, at the
+// prefixes requests share once a second request reveals them, and at fixed
+// intervals; hits in whole 64-token units). Print the figures with
 //
 //	go test ./jobs/retrosession -run TestCacheShare -v
 //
-// Two measures, each over retros 2..20 of different sessions: sessions of
-// the fixtures' size (excerpts of a few hundred to ~1,500 characters), where
-// the prompt is most of the input and more than half must hit; and sessions
-// whose excerpt fills retro.DefaultCaps.MaxChars, where the excerpt weighs
-// as much as the prompt: that share is logged, and only the prompt's units
-// are required to hit.
+// A retro's prompt is the fixed instructions, then the workspace's library
+// as its digest last published it, then the excerpt. The measure is the
+// steady state of one workspace: cacheHistory sessions' retros filled its
+// library, DSH read its digest (which publishes it), and cacheRetros more
+// sessions end. Their library is the same for all of them though each
+// writes memories, since it is the one published at the watermark. The
+// first of them finds the library new and the second reveals it as a
+// common prefix (from then on DeepSeek serves it): they are logged and left
+// out, and the others must hit at least the instructions and the library.
+// Two measures: sessions of the fixtures' size (excerpts of a few hundred
+// to ~1,500 characters), whose share must reach 85%; and sessions whose
+// excerpt fills retro.DefaultCaps.MaxChars, logged.
 func TestCacheShare(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := startWith(t, s, fakeds.Options{}, config.JobOverride{})
 		svc := ingest.New(s, ingest.Hooks{})
-		system := fakeds.PromptTokens([]fakeds.Message{{Role: "system", Content: retro.Prompt}})
-		// The prompt's whole units: its tokens and the user message's begin
-		// and role tokens are the prefix every retro shares.
-		prefix := (system + 2) / 64 * 64
-
-		typical := measureCache(t, e, svc, "/home/dev/typical", typicalSession)
-		full := measureCache(t, e, svc, "/home/dev/full", fullSession)
+		mem := memsvc.New(s, config.Memory{}, config.Digest{})
+		typical := measureCache(t, e, svc, mem, "/home/dev/typical", typicalSession)
+		full := measureCache(t, e, svc, mem, "/home/dev/full", fullSession)
 		for _, m := range []cacheMeasure{typical, full} {
-			t.Logf("%-8s excerpts: cache hits %d of %d prompt tokens over retros 2..%d = %.1f%% (prompt %d tokens, %d of them cacheable; input %d tokens a call on average)",
-				m.name, m.hit, m.prompt, cacheRetros, 100*m.share(), system, prefix, m.prompt/int64(cacheRetros-1))
-			if m.minHit < int64(prefix) {
-				t.Errorf("%s: a retro hit %d cached tokens, fewer than the prompt's %d: the prompt is not a stable prefix", m.name, m.minHit, prefix)
+			t.Logf("%-8s excerpts: cache hits %d of %d prompt tokens over retros %d..%d = %.1f%% (%.1f%% with the %d warming ones); "+
+				"instructions and library %d tokens (%d library ids), %d of them cacheable; input %d tokens a call on average",
+				m.name, m.hit, m.prompt, cacheWarm+1, cacheRetros, 100*m.share(), 100*m.shareAll(), cacheWarm,
+				m.fixed, m.ids, m.prefix, m.prompt/int64(cacheRetros-cacheWarm))
+			if m.minHit < int64(m.prefix) {
+				t.Errorf("%s: a retro hit %d cached tokens, fewer than the instructions and library's %d: they are not a stable prefix", m.name, m.minHit, m.prefix)
+			}
+			if m.ids < cacheHistory/2 {
+				t.Errorf("%s: the library shows %d ids; the history's retros wrote more", m.name, m.ids)
 			}
 		}
-		if typical.share() <= 0.5 {
-			t.Errorf("cache-hit share of typical retros %.3f, want > 0.5", typical.share())
+		if typical.share() < 0.85 {
+			t.Errorf("cache-hit share of typical steady-state retros %.3f, want >= 0.85", typical.share())
 		}
 	})
 }
 
-// cacheMeasure sums the llm_calls of retros 2..N of one workspace.
+// cacheMeasure sums the llm_calls of the retros after the warming ones.
 type cacheMeasure struct {
 	name        string
 	hit, prompt int64
+	// warmHit and warmPrompt are the warming retros'.
+	warmHit, warmPrompt int64
 	// minHit is the fewest cache-hit tokens of one call.
 	minHit int64
+	// fixed is the tokens of the instructions and the library (and the
+	// user message's begin and role), prefix its whole units, ids the
+	// library's size.
+	fixed, prefix, ids int
 }
 
 func (m cacheMeasure) share() float64 { return float64(m.hit) / float64(m.prompt) }
 
-// measureCache runs cacheRetros retros of different sessions in workspace:
-// the first alone, to warm the cache, then the others at once; and it sums
-// the others' llm_calls.
-func measureCache(t *testing.T, e *env, svc *ingest.Service, workspace string, events func(i int) []cacheEvent) cacheMeasure {
+func (m cacheMeasure) shareAll() float64 {
+	return float64(m.hit+m.warmHit) / float64(m.prompt+m.warmPrompt)
+}
+
+// measureCache fills workspace's library with cacheHistory retros, has its
+// digest published, then runs cacheRetros retros of new sessions: the
+// warming ones one by one, then the others at once. It sums their
+// llm_calls.
+func measureCache(t *testing.T, e *env, svc *ingest.Service, mem *memsvc.Service, workspace string, events func(i int) []cacheEvent) cacheMeasure {
 	t.Helper()
 	ctx := context.Background()
 	name := workspace[strings.LastIndex(workspace, "/")+1:]
-	var params []river.InsertManyParams
-	for i := range cacheRetros {
-		id := fmt.Sprintf("%s-%02d", name, i)
-		ingestCacheSession(t, svc, workspace, id, events(i))
-		params = append(params, river.InsertManyParams{Args: retrosession.Args{SessionID: id}})
+	run := func(from, n int) []int64 {
+		var params []river.InsertManyParams
+		for i := from; i < from+n; i++ {
+			id := fmt.Sprintf("%s-%02d", name, i)
+			ingestCacheSession(t, svc, workspace, id, events(i))
+			params = append(params, river.InsertManyParams{Args: retrosession.Args{SessionID: id}})
+		}
+		res, err := e.client.InsertMany(ctx, params)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(res))
+		for i, r := range res {
+			ids[i] = r.Job.ID
+		}
+		waitCompleted(t, e, ids...)
+		return ids
 	}
-	res, err := e.client.InsertMany(ctx, params[:1])
+	run(0, cacheHistory)
+	d, err := mem.Digest(ctx, workspace) // DSH's next session reads it: published
 	if err != nil {
 		t.Fatal(err)
 	}
-	warm := res[0].Job.ID
-	waitCompleted(t, e, warm)
-	if res, err = e.client.InsertMany(ctx, params[1:]); err != nil {
-		t.Fatal(err)
+	warm := map[int64]bool{}
+	for i := range cacheWarm {
+		warm[run(cacheHistory+i, 1)[0]] = true
 	}
-	ids := make([]int64, len(res))
-	for i, r := range res {
-		ids[i] = r.Job.ID
-	}
-	waitCompleted(t, e, ids...)
+	measured := run(cacheHistory+cacheWarm, cacheRetros-cacheWarm)
 	calls, err := e.s.ListLLMCalls(ctx, store.LLMCallFilter{Kind: "retro_session", Workspace: workspace, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(calls) != cacheRetros {
-		t.Fatalf("%s: %d calls recorded, want %d", name, len(calls), cacheRetros)
+	if len(calls) != cacheHistory+cacheRetros {
+		t.Fatalf("%s: %d calls recorded, want %d", name, len(calls), cacheHistory+cacheRetros)
 	}
 	m := cacheMeasure{name: name, minHit: -1}
+	in := map[int64]bool{}
+	for _, id := range measured {
+		in[id] = true
+	}
 	for _, c := range calls {
-		if c.JobID == warm {
-			continue
-		}
-		m.hit += c.CacheHitTokens
-		m.prompt += c.PromptTokens
-		if m.minHit < 0 || c.CacheHitTokens < m.minHit {
-			m.minHit = c.CacheHitTokens
+		switch {
+		case warm[c.JobID]:
+			m.warmHit += c.CacheHitTokens
+			m.warmPrompt += c.PromptTokens
+		case in[c.JobID]:
+			m.hit += c.CacheHitTokens
+			m.prompt += c.PromptTokens
+			if m.minHit < 0 || c.CacheHitTokens < m.minHit {
+				m.minHit = c.CacheHitTokens
+			}
 		}
 	}
+	// The library every measured retro was shown: the one published.
+	lib := publishedLibrary(t, e.s, workspace, d.Watermark)
+	msgs := retrosession.Messages(lib, "")
+	m.ids = len(lib.Shown)
+	m.fixed = fakeds.PromptTokens([]fakeds.Message{{Role: msgs[0].Role, Content: msgs[0].Content}, {Role: msgs[1].Role, Content: msgs[1].Content}}) + 2
+	m.prefix = m.fixed / 64 * 64
 	return m
 }
 

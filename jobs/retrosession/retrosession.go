@@ -108,6 +108,12 @@ type Counts struct {
 	Bumped      int `json:"bumped"`
 	Invalidated int `json:"invalidated"`
 	Rejected    int `json:"rejected"`
+	// RepeatsByID and SupersedesByID count what the model's ids decided
+	// (bumps, invalidations) instead of mull's text checks; DroppedIDs the
+	// ids it named that were not applied, by reason (retro.Drop*).
+	RepeatsByID    int            `json:"repeats_by_id,omitempty"`
+	SupersedesByID int            `json:"supersedes_by_id,omitempty"`
+	DroppedIDs     map[string]int `json:"dropped_ids,omitempty"`
 	// Redacted counts the credentials the trust gate redacted, in any
 	// section; Quarantined the texts it quarantined (memories stored
 	// flagged, the rest kept in the quarantine table), never served.
@@ -173,9 +179,13 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 		return err
 	}
 	text = retro.NoteIncomplete(text, imp != nil && imp.State == store.ImportIncomplete)
+	lib, err := w.publishedLibrary(ctx, sess.Workspace)
+	if err != nil {
+		return err
+	}
 	out, res, err := llm.CompleteJSON[retro.Output](ctx, w.LLM, llm.Call{
 		Kind: job.Kind, JobID: job.ID, Workspace: sess.Workspace,
-		Messages: []llm.Message{llm.System(retro.Prompt), llm.User(text)},
+		Messages: Messages(lib, text),
 	})
 	truncated := false
 	if e := (*llm.Error)(nil); errors.As(err, &e) && e.Reason == "truncated" {
@@ -190,7 +200,7 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if w.beforeApply != nil {
 		w.beforeApply()
 	}
-	a := answer{Output: out, truncated: truncated, sourceAt: lastEventAt(rows, sess)}
+	a := answer{Output: out, truncated: truncated, sourceAt: lastEventAt(rows, sess), shown: lib.Shown}
 	counts, ch, err := apply(ctx, w, job, sess, a)
 	if err != nil {
 		return err
@@ -198,9 +208,13 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	for _, r := range ch.Rejected {
 		w.Logger.Info("retro entry rejected", "job_id", job.ID, "kind", r.Kind, "error", r.Err)
 	}
+	for _, d := range ch.Dropped {
+		w.Logger.Info("retro id dropped", "job_id", job.ID, "field", d.Field, "ref", d.Ref, "reason", d.Reason)
+	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"library", w.library(sess.Workspace), "added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated,
-		"rejected", counts.Rejected, "redacted", counts.Redacted, "quarantined", counts.Quarantined, "handoff", counts.Handoff, "handoff_stale", counts.HandoffStale, "playbooks", counts.Playbooks,
+		"rejected", counts.Rejected, "repeats_by_id", counts.RepeatsByID, "supersedes_by_id", counts.SupersedesByID,
+		"dropped_ids", counts.DroppedIDs, "library_ids", len(lib.Shown), "redacted", counts.Redacted, "quarantined", counts.Quarantined, "handoff", counts.Handoff, "handoff_stale", counts.HandoffStale, "playbooks", counts.Playbooks,
 		"proposal", counts.Proposal, "proposal_refused", counts.ProposalRefused, "promoted", counts.Promoted, "truncated", truncated)
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -25,6 +26,8 @@ const (
 	MaxHandoffRunes  = 200 // per line
 	MaxSummaryRunes  = 200
 	MaxDetailRunes   = 2000
+	MaxSupersedes    = 3 // ids one entry replaces
+	MaxWhyRunes      = 200
 	minSupersedeRune = 4 // memory.Matches matches nothing shorter
 )
 
@@ -51,6 +54,76 @@ type Entry struct {
 	// Src is web or tool, as in the seed; a retro may not claim user (that
 	// would lift the untrusted cap) or agent.
 	Src memory.Src `json:"src,omitempty"`
+	// Repeats is the id of a memory of the library the prompt showed that
+	// this entry says again: that memory is bumped instead of a copy
+	// stored. Zero: the model named none, and mull's text check
+	// (memory.Duplicate) decides.
+	Repeats Ref `json:"repeats,omitzero"`
+	// Supersedes are ids of the library shown that this entry replaces:
+	// each is invalidated and linked to it. At most MaxSupersedes.
+	Supersedes []Ref `json:"supersedes,omitempty"`
+}
+
+// Ref is a memory id as the model wrote it, an untrusted value: a JSON
+// integer, or a string holding one ("12", "id 12", "[id 12]"). Anything
+// else decodes without error as a malformed Ref (Raw set, ID 0), so that
+// Plan drops that one reference, and counts why, instead of the whole
+// answer failing and the call being paid for again.
+type Ref struct {
+	ID int64
+	// Raw is the JSON the model wrote when it is not an id.
+	Raw string
+}
+
+// IsZero reports a Ref the model did not write (json omitzero).
+func (r Ref) IsZero() bool { return r.ID == 0 && r.Raw == "" }
+
+// Malformed reports a Ref that names no id.
+func (r Ref) Malformed() bool { return r.ID <= 0 && !r.IsZero() }
+
+// refDigits reads the id in "12", "id 12", "[id 12]" or "#12".
+var refDigits = regexp.MustCompile(`^\[?\s*(?:id\s*)?#?\s*([0-9]{1,18})\s*\]?$`)
+
+// UnmarshalJSON accepts an integer or a string holding one; null is no
+// Ref; any other value is kept as a malformed Ref.
+func (r *Ref) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	*r = Ref{}
+	if bytes.Equal(b, []byte("null")) {
+		return nil
+	}
+	var n json.Number
+	if err := json.Unmarshal(b, &n); err == nil {
+		if id, err := n.Int64(); err == nil && id > 0 {
+			r.ID = id
+			return nil
+		}
+	}
+	var s string
+	if err := json.Unmarshal(b, &s); err == nil {
+		if m := refDigits.FindStringSubmatch(strings.ToLower(strings.TrimSpace(s))); m != nil {
+			if id, err := strconv.ParseInt(m[1], 10, 64); err == nil && id > 0 {
+				r.ID = id
+				return nil
+			}
+		}
+	}
+	r.Raw = string(b)
+	if len(r.Raw) > 40 {
+		r.Raw = r.Raw[:40]
+	}
+	return nil
+}
+
+// MarshalJSON writes the id, or what the model wrote.
+func (r Ref) MarshalJSON() ([]byte, error) {
+	if r.ID > 0 {
+		return []byte(strconv.FormatInt(r.ID, 10)), nil
+	}
+	if r.Raw != "" && json.Valid([]byte(r.Raw)) {
+		return []byte(r.Raw), nil
+	}
+	return json.Marshal(r.Raw)
 }
 
 // Playbook is a reusable procedure (the seed's PLAYBOOK:<slug>), upserted by
@@ -60,12 +133,19 @@ type Playbook struct {
 	Steps []string `json:"steps"`
 }
 
-// Supersede names an existing memory the evidence proved wrong: the seed's
-// "- [kind] old text".
+// Supersede names an existing memory the evidence proved wrong, with no
+// entry of the answer replacing it: by its id in the library shown, or as
+// the seed did ("- [kind] old text") by its kind and text, matched by mull.
 type Supersede struct {
+	// ID is a memory of the library shown; when set, Kind and Text are not
+	// needed.
+	ID Ref `json:"id,omitzero"`
+	// Why is the reason, kept (through the trust gate, cut to
+	// memory.MaxReasonRunes with the job's id) on the invalidated memory.
+	Why string `json:"why,omitempty"`
 	// Kind is the section: facts, lessons, resources or methods.
-	Kind string `json:"kind"`
-	Text string `json:"text"`
+	Kind string `json:"kind,omitempty"`
+	Text string `json:"text,omitempty"`
 }
 
 // Proposal is an improvement to the agent's setup, for the user to decide.
@@ -183,6 +263,9 @@ func checkEntry(f string, e Entry, check func(string) string) error {
 	if e.Src != "" && e.Src != memory.SrcWeb && e.Src != memory.SrcTool {
 		return bad(f+".src", "%q is not web or tool", e.Src)
 	}
+	if len(e.Supersedes) > MaxSupersedes {
+		return bad(f+".supersedes", "%d ids, at most %d", len(e.Supersedes), MaxSupersedes)
+	}
 	return nil
 }
 
@@ -251,6 +334,18 @@ func checkPlaybook(f string, p Playbook, seen map[string]int) error {
 }
 
 func checkSupersede(f string, s Supersede) error {
+	if err := memory.CheckStorable(f+".why", s.Why); err != nil {
+		return err
+	}
+	if utf8.RuneCountInString(s.Why) > MaxWhyRunes {
+		return bad(f+".why", "longer than %d characters", MaxWhyRunes)
+	}
+	if !s.ID.IsZero() {
+		if s.Kind != "" || s.Text != "" {
+			return bad(f, "names an id and a kind or text: give one or the other")
+		}
+		return nil // the id itself is checked against the library shown, by Plan
+	}
 	if _, ok := supersedeKinds[s.Kind]; !ok {
 		return bad(f+".kind", "%q is not one of facts, lessons, resources, methods", s.Kind)
 	}
@@ -326,7 +421,19 @@ func memorySections(o Output) []memSection {
 // Additive returns the part of a truncated answer that is safe to apply:
 // LESSONS, FACTS, RESOURCES, METHODS and HANDOFF, as the seed does when the
 // model stopped at max-tokens. Playbooks, supersede and the proposal are
-// dropped: a cut procedure or a cut invalidation does harm.
+// dropped: a cut procedure or a cut invalidation does harm. So are the ids
+// the entries supersede (their repeats stay: a bump does no harm).
 func Additive(o Output) Output {
-	return Output{Lessons: o.Lessons, Facts: o.Facts, Resources: o.Resources, Methods: o.Methods, Handoff: o.Handoff}
+	add := func(es []Entry) []Entry {
+		out := make([]Entry, len(es))
+		for i, e := range es {
+			e.Supersedes = nil
+			out[i] = e
+		}
+		if es == nil {
+			return nil
+		}
+		return out
+	}
+	return Output{Lessons: add(o.Lessons), Facts: add(o.Facts), Resources: add(o.Resources), Methods: add(o.Methods), Handoff: o.Handoff}
 }

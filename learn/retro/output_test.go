@@ -17,7 +17,7 @@ func example(t *testing.T) retro.Output {
 	if !ok {
 		t.Fatal("Prompt has no example")
 	}
-	js, _, ok := strings.Cut(rest, "\nThe evidence follows.")
+	js, _, ok := strings.Cut(rest, "\nThe library and then the evidence follow.")
 	if !ok {
 		t.Fatal("Prompt's example is not followed by the evidence line")
 	}
@@ -31,7 +31,7 @@ func example(t *testing.T) retro.Output {
 }
 
 func TestPrompt(t *testing.T) {
-	if !strings.HasPrefix(retro.Prompt, "mull-prompt: retro_session v1\n") {
+	if !strings.HasPrefix(retro.Prompt, "mull-prompt: retro_session v2\n") {
 		t.Errorf("Prompt does not start with its type line: %q", retro.Prompt[:40])
 	}
 	if !strings.Contains(retro.Prompt, "json") {
@@ -46,8 +46,12 @@ func TestPrompt(t *testing.T) {
 	if err := o.Validate(); err != nil {
 		t.Errorf("Prompt's example fails validation: %v", err)
 	}
-	if len(o.Lessons) != 1 || len(o.Handoff) != 3 || len(o.Playbooks) != 1 || len(o.Supersede) != 1 || len(o.Proposal) != 0 {
+	if len(o.Lessons) != 1 || len(o.Handoff) != 3 || len(o.Playbooks) != 1 || len(o.Supersede) != 1 || len(o.Proposal) != 0 ||
+		len(o.Facts) != 2 || o.Facts[0].Supersedes[0].ID != 12 || o.Facts[1].Repeats.ID != 31 || o.Supersede[0].ID.ID != 27 {
 		t.Errorf("example decoded to %+v", o)
+	}
+	if errs := retro.CheckEntries(o); len(errs) != 0 {
+		t.Errorf("Prompt's example has bad entries: %v", errs)
 	}
 }
 
@@ -94,9 +98,17 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"4 playbooks", func(o *retro.Output) {
 			o.Playbooks = []retro.Playbook{{"a", []string{"do"}}, {"b", []string{"do"}}, {"c", []string{"do"}}, {"d", []string{"do"}}}
 		}, "playbooks"},
-		{"supersede kind", func(o *retro.Output) { o.Supersede[0].Kind = "fact" }, "supersede[0].kind"},
-		{"supersede preferences", func(o *retro.Output) { o.Supersede[0].Kind = "preferences" }, "supersede[0].kind"},
-		{"supersede too short", func(o *retro.Output) { o.Supersede[0].Text = "npm." }, "supersede[0].text"},
+		{"supersede kind", func(o *retro.Output) { o.Supersede[0] = retro.Supersede{Kind: "fact", Text: "the repo uses npm"} }, "supersede[0].kind"},
+		{"supersede preferences", func(o *retro.Output) {
+			o.Supersede[0] = retro.Supersede{Kind: "preferences", Text: "the repo uses npm"}
+		}, "supersede[0].kind"},
+		{"supersede too short", func(o *retro.Output) { o.Supersede[0] = retro.Supersede{Kind: "facts", Text: "npm."} }, "supersede[0].text"},
+		{"supersede id and text", func(o *retro.Output) { o.Supersede[0].Text = "the repo uses npm" }, "supersede[0]"},
+		{"supersede why too long", func(o *retro.Output) { o.Supersede[0].Why = strings.Repeat("w", 201) }, "supersede[0].why"},
+		{"NUL in a why", func(o *retro.Output) { o.Supersede[0].Why = "gone\x00" }, "supersede[0].why"},
+		{"four supersedes", func(o *retro.Output) {
+			o.Facts[0].Supersedes = []retro.Ref{{ID: 1}, {ID: 2}, {ID: 3}, {ID: 4}}
+		}, "facts[0].supersedes"},
 		{"two proposals", func(o *retro.Output) {
 			o.Proposal = retro.Proposals{{Summary: "one idea"}, {Summary: "two ideas"}}
 		}, "proposal"},
@@ -105,7 +117,7 @@ func TestValidateNamesTheField(t *testing.T) {
 		{"NUL in a handoff line", func(o *retro.Output) { o.Handoff[2] = "next\x00" }, "handoff[2]"},
 		{"NUL in a step", func(o *retro.Output) { o.Playbooks[0].Steps[0] = "run\x00 it" }, "playbooks[0].steps[0]"},
 		{"NUL in a slug", func(o *retro.Output) { o.Playbooks[0].Slug = "a\x00b" }, "playbooks[0].slug"},
-		{"NUL in a supersede", func(o *retro.Output) { o.Supersede[0].Text = "the repo\x00 uses npm" }, "supersede[0].text"},
+		{"NUL in a supersede", func(o *retro.Output) { o.Supersede[0] = retro.Supersede{Kind: "facts", Text: "the repo\x00 uses npm"} }, "supersede[0].text"},
 		{"NUL in a proposal detail", func(o *retro.Output) {
 			o.Proposal = retro.Proposals{{Summary: "idea", Detail: "d\x00"}}
 		}, "proposal.detail"},
@@ -202,6 +214,9 @@ func TestAdditive(t *testing.T) {
 	if len(got.Lessons) != len(o.Lessons) || len(got.Facts) != len(o.Facts) || len(got.Resources) != len(o.Resources) ||
 		len(got.Methods) != len(o.Methods) || strings.Join(got.Handoff, "|") != strings.Join(o.Handoff, "|") {
 		t.Errorf("Additive lost an additive section: %+v", got)
+	}
+	if got.Facts[0].Supersedes != nil || got.Facts[1].Repeats.ID != 31 || o.Facts[0].Supersedes == nil {
+		t.Errorf("Additive kept an entry's supersedes, lost its repeats or changed its input: %+v", got.Facts)
 	}
 	if err := got.Validate(); err != nil {
 		t.Errorf("Additive(example) fails validation: %v", err)

@@ -35,6 +35,13 @@ type Changes struct {
 	// can store, a bad shape, a field memory.New refuses): the rest of the
 	// answer applies without them.
 	Rejected []Rejected
+	// Dropped are the ids of the answer that were not applied, each with
+	// its reason; the entry that named one applies without it.
+	Dropped []DroppedRef
+	// RepeatsByID counts the entries bumped onto the memory the model said
+	// they repeat, and SupersedesByID the memories invalidated by id: what
+	// the model decided instead of mull's text checks.
+	RepeatsByID, SupersedesByID int
 	// Redacted counts the credentials the trust gate redacted, in every
 	// text the plan stores.
 	Redacted int
@@ -71,6 +78,47 @@ type Rejected struct {
 	Err  error
 }
 
+// DroppedRef is an id of an answer that Plan did not apply.
+type DroppedRef struct {
+	// Field is its JSON path, as "facts[2].supersedes[0]".
+	Field string
+	// Ref is what the model wrote.
+	Ref Ref
+	// Reason is one of the Drop* reasons.
+	Reason string
+}
+
+// The reasons an id of an answer is dropped. The model only ever sees the
+// library of one workspace as its digest published it, so every id it may
+// name is in Shown; the others are untrusted input, refused one by one.
+const (
+	// DropMalformed: not an id (a word, a negative number, a fraction).
+	DropMalformed = "malformed"
+	// DropUnknown: not an id of the library shown: another workspace's,
+	// one newer than the digest, or made up.
+	DropUnknown = "unknown"
+	// DropNotLive: shown, but invalidated (or quarantined) since, by
+	// another writer or by this answer itself.
+	DropNotLive = "not_live"
+	// DropConflict: an entry that repeats a memory cannot also supersede.
+	DropConflict = "conflict"
+	// DropRefused: the entry that named it was rejected or quarantined, or
+	// repeats an earlier entry of the answer, so it decides nothing.
+	DropRefused = "entry_refused"
+)
+
+// DroppedCounts sums Dropped by reason; nil when none was dropped.
+func (c Changes) DroppedCounts() map[string]int {
+	var n map[string]int
+	for _, d := range c.Dropped {
+		if n == nil {
+			n = map[string]int{}
+		}
+		n[d.Reason]++
+	}
+	return n
+}
+
 // Held is a quarantined text kept for review: what the gate stored
 // (credentials redacted) and why.
 type Held struct {
@@ -79,51 +127,142 @@ type Held struct {
 }
 
 // SupersedeReason is the reason a memory the retro of src invalidates
-// carries: it names the retro, so an invalidation the plan could not link
-// to a replacement can still be traced to its job.
+// carries when the model gave none: it names the retro's job, so an
+// invalidation the plan could not link to a replacement can still be
+// traced to it. It fits memory.MaxReasonRunes.
 func SupersedeReason(src Source) string {
-	return fmt.Sprintf("superseded by the retro of session %s (job %d)", src.SessionID, src.JobID)
+	return fmt.Sprintf("superseded by retro job %d", src.JobID)
+}
+
+// supersedeReason is the reason with the model's why, after the job's id;
+// invalidate passes it through the gate and cuts it to
+// memory.MaxReasonRunes.
+func supersedeReason(src Source, why string) string {
+	if why = strings.TrimSpace(why); why == "" {
+		return SupersedeReason(src)
+	}
+	return fmt.Sprintf("retro job %d: %s", src.JobID, why)
 }
 
 // minLinkSimilarity is the least bigram overlap (Dice) between an old text
 // and a new one for the new one to be named its replacement.
 const minLinkSimilarity = 0.3
 
-// Plan decides how to apply an answer, which has passed Validate, to the
-// library existing (the stored memories, valid and invalid, of the
-// workspace the answer is about; IDs are the store's). It is pure and
-// deterministic: existing is not modified. The order is the seed's intent: invalidate what
-// the answer supersedes (exact text, or memory.Matches: a normalized
-// substring of at least 6 characters), then add each new entry unless a
-// still-valid memory of the same kind, or an earlier entry of the answer,
-// says the same (memory.Duplicate), in which case the existing one is
-// bumped.
+// Plan is PlanShown for an answer to a prompt that showed no library: every
+// id it names is dropped as unknown, and mull's text checks decide.
 func Plan(o Output, existing []memory.Memory, src Source, now time.Time) Changes {
-	var c Changes
-	invalid := map[int64]bool{}
-	for i, s := range o.Supersede {
-		text, ok := c.gate("supersede", fmt.Sprintf("supersede[%d]", i), s.Text, checkSupersede(fmt.Sprintf("supersede[%d]", i), s))
-		if !ok {
-			continue
-		}
-		for _, m := range existing {
-			if m.Kind == supersedeKinds[s.Kind] && live(m, now) && !invalid[m.ID] &&
-				(m.Text == text || memory.Matches(text, m.Text)) {
-				invalid[m.ID] = true
-				c.Invalidate = append(c.Invalidate, Invalidation{ID: m.ID, Reason: SupersedeReason(src), By: -1})
-			}
-		}
+	return PlanShown(o, existing, nil, src, now)
+}
+
+// PlanShown decides how to apply an answer, which has passed Validate, to
+// the library existing (the stored memories, valid and invalid, of the
+// workspace the answer is about; IDs are the store's). shown are the ids
+// the prompt's library listed (Library.Shown): the only ones the answer's
+// ids may name. It is pure and deterministic: existing is not modified.
+//
+// The order is the seed's intent. First invalidate what the answer
+// supersedes: by id, or by text (exact, or memory.Matches: a normalized
+// substring of at least 6 characters). Then each new entry: one that says
+// it repeats a live memory shown bumps it; one that says it supersedes
+// memories shown invalidates them and is added, linked as their
+// replacement; one that says neither (or only names ids that are dropped)
+// is added unless a still-valid memory of the same kind, or an earlier
+// entry of the answer, says the same (memory.Duplicate), in which case the
+// existing one is bumped: mull's text check, the fallback when the model
+// says nothing.
+func PlanShown(o Output, existing []memory.Memory, shown map[int64]memory.Kind, src Source, now time.Time) Changes {
+	p := &planner{src: src, now: now, shown: shown, invalid: map[int64]bool{}, byID: map[int64]memory.Memory{}}
+	for _, m := range existing {
+		p.byID[m.ID] = m
 	}
-	c.addEntries(o, existing, invalid, src, now)
+	c := &p.c
+	for i, s := range o.Supersede {
+		p.supersede(fmt.Sprintf("supersede[%d]", i), s, existing)
+	}
+	p.addEntries(o, existing)
 	c.link(existing)
 	if len(o.Handoff) > 0 {
 		c.Handoff, _ = c.gate("handoff", "handoff", strings.Join(trimAll(o.Handoff), "\n"), checkHandoff(o.Handoff))
 	}
 	c.planPlaybooks(o.Playbooks)
-	for _, p := range o.Proposal {
-		c.planProposal(p)
+	for _, pr := range o.Proposal {
+		c.planProposal(pr)
 	}
-	return c
+	return p.c
+}
+
+// planner is one PlanShown's state.
+type planner struct {
+	c       Changes
+	src     Source
+	now     time.Time
+	shown   map[int64]memory.Kind
+	byID    map[int64]memory.Memory
+	invalid map[int64]bool
+	bumped  map[int64]bool
+}
+
+// supersede plans one entry of the supersede section.
+func (p *planner) supersede(f string, s Supersede, existing []memory.Memory) {
+	c := &p.c
+	err := checkSupersede(f, s)
+	if !s.ID.IsZero() {
+		why := s.Why
+		if err != nil || why != "" {
+			var ok bool
+			if why, ok = c.gate("supersede", f+".why", s.Why, err); !ok {
+				p.drop(f+".id", s.ID, DropRefused)
+				return
+			}
+		}
+		if m, ok := p.resolve(f+".id", s.ID); ok {
+			p.invalidate(m, why, -1)
+			c.SupersedesByID++
+		}
+		return
+	}
+	text, ok := c.gate("supersede", f, s.Text, err)
+	if !ok {
+		return
+	}
+	for _, m := range existing {
+		if m.Kind == supersedeKinds[s.Kind] && live(m, p.now) && !p.invalid[m.ID] &&
+			(m.Text == text || memory.Matches(text, m.Text)) {
+			p.invalidate(m, "", -1)
+		}
+	}
+}
+
+// resolve finds the live memory an id of the answer names, or drops the id
+// with its reason.
+func (p *planner) resolve(field string, r Ref) (memory.Memory, bool) {
+	m, ok := p.byID[r.ID]
+	_, wasShown := p.shown[r.ID]
+	switch {
+	case r.Malformed():
+		p.drop(field, r, DropMalformed)
+	case !wasShown || !ok:
+		p.drop(field, r, DropUnknown)
+	case !live(m, p.now) || p.invalid[m.ID]:
+		p.drop(field, r, DropNotLive)
+	default:
+		return m, true
+	}
+	return memory.Memory{}, false
+}
+
+func (p *planner) drop(field string, r Ref, reason string) {
+	p.c.Dropped = append(p.c.Dropped, DroppedRef{Field: field, Ref: r, Reason: reason})
+}
+
+// invalidate plans m's invalidation, its reason through the gate and cut
+// as every invalidation reason is (memory.Memory.Invalidated), and returns
+// its index in Invalidate.
+func (p *planner) invalidate(m memory.Memory, why string, by int) int {
+	p.invalid[m.ID] = true
+	reason := m.Invalidated(p.now, supersedeReason(p.src, why), 0).InvalidReason
+	p.c.Invalidate = append(p.c.Invalidate, Invalidation{ID: m.ID, Reason: reason, By: by})
+	return len(p.c.Invalidate) - 1
 }
 
 // gate passes one text that is not a memory through the trust gate once
@@ -190,38 +329,86 @@ func (c *Changes) planProposal(p Proposal) {
 // live reports a memory that still counts: valid now and not quarantined.
 func live(m memory.Memory, now time.Time) bool { return m.ValidAt(now) && !m.Quarantined }
 
-func (c *Changes) addEntries(o Output, existing []memory.Memory, invalid map[int64]bool, src Source, now time.Time) {
-	bumped := map[int64]bool{}
+func (p *planner) addEntries(o Output, existing []memory.Memory) {
+	p.bumped = map[int64]bool{}
 	for _, s := range memorySections(o) {
 		for i, e := range s.entries {
-			if err := checkEntry(fmt.Sprintf("%s[%d]", s.name, i), e, s.check); err != nil {
-				c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: err})
-				continue
-			}
-			w := memory.Write{Workspace: src.Workspace, Kind: s.kind, Text: e.Text, Importance: e.Importance,
-				Src: e.Src, SessionID: src.SessionID}
-			m, n, err := memory.New(w, memory.Provenance{Origin: memory.OriginRetro, JobID: src.JobID}, now)
-			switch {
-			case err != nil:
-				c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text,
-					Err: fmt.Errorf("%s[%d]: %w", s.name, i, err)})
-				continue
-			case c.added(m):
-				continue
-			}
-			if id, ok := duplicateOf(m, existing, invalid, now); ok {
-				if id != 0 && !bumped[id] {
-					bumped[id] = true
-					c.Bump = append(c.Bump, id)
-				}
-				continue
-			}
-			c.Redacted += n
-			if m.Quarantined {
-				c.Quarantined++
-			}
-			c.Add = append(c.Add, m)
+			p.addEntry(fmt.Sprintf("%s[%d]", s.name, i), s, e, existing)
 		}
+	}
+}
+
+// addEntry plans one new entry of a memory section (see PlanShown).
+func (p *planner) addEntry(f string, s memSection, e Entry, existing []memory.Memory) {
+	c := &p.c
+	refused := func() {
+		if !e.Repeats.IsZero() {
+			p.drop(f+".repeats", e.Repeats, DropRefused)
+		}
+		for k, r := range e.Supersedes {
+			p.drop(fmt.Sprintf("%s.supersedes[%d]", f, k), r, DropRefused)
+		}
+	}
+	if err := checkEntry(f, e, s.check); err != nil {
+		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: err})
+		refused()
+		return
+	}
+	w := memory.Write{Workspace: p.src.Workspace, Kind: s.kind, Text: e.Text, Importance: e.Importance,
+		Src: e.Src, SessionID: p.src.SessionID}
+	m, n, err := memory.New(w, memory.Provenance{Origin: memory.OriginRetro, JobID: p.src.JobID}, p.now)
+	switch {
+	case err != nil:
+		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: fmt.Errorf("%s: %w", f, err)})
+		refused()
+		return
+	case c.added(m):
+		refused()
+		return
+	case m.Quarantined:
+		// An instruction-like entry decides nothing about other memories:
+		// it is stored flagged, unless a copy is already known.
+		refused()
+	case !e.Repeats.IsZero():
+		if old, ok := p.resolve(f+".repeats", e.Repeats); ok {
+			p.bump(old.ID)
+			c.RepeatsByID++
+			for k, r := range e.Supersedes {
+				p.drop(fmt.Sprintf("%s.supersedes[%d]", f, k), r, DropConflict)
+			}
+			return
+		}
+	}
+	var replaces []int
+	if !m.Quarantined {
+		for k, r := range e.Supersedes {
+			if old, ok := p.resolve(fmt.Sprintf("%s.supersedes[%d]", f, k), r); ok {
+				replaces = append(replaces, p.invalidate(old, "", -1))
+				c.SupersedesByID++
+			}
+		}
+	}
+	if id, ok := duplicateOf(m, existing, p.invalid, p.now); ok {
+		if id != 0 {
+			p.bump(id)
+		}
+		return
+	}
+	c.Redacted += n
+	if m.Quarantined {
+		c.Quarantined++
+	}
+	c.Add = append(c.Add, m)
+	for _, j := range replaces {
+		c.Invalidate[j].By = len(c.Add) - 1
+	}
+}
+
+// bump plans one more use of an existing memory, once per answer.
+func (p *planner) bump(id int64) {
+	if !p.bumped[id] {
+		p.bumped[id] = true
+		p.c.Bump = append(p.c.Bump, id)
 	}
 }
 
@@ -257,6 +444,9 @@ func (c *Changes) link(existing []memory.Memory) {
 		byID[m.ID] = m
 	}
 	for i, inv := range c.Invalidate {
+		if inv.By >= 0 {
+			continue // the model named its replacement
+		}
 		old := byID[inv.ID]
 		best := minLinkSimilarity
 		for j, m := range c.Add {

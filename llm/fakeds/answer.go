@@ -61,9 +61,11 @@ func (s *Server) usage(req *chatRequest, msgs []Message, a answer, resp *Respons
 	if s.opts.CachePerUser {
 		scope += "\x00" + req.UserID
 	}
-	prompt, keys := prefixKeys(scope, msgs, s.opts.CacheUnit)
+	in := prefixKeys(scope, msgs)
+	out := prefixKeys(scope, append(msgs[:len(msgs):len(msgs)], Message{Role: "assistant", Content: a.content}))
+	prompt, unit := len(in), s.opts.CacheUnit
 	s.mu.Lock()
-	hit := s.cache.hit(keys) * s.opts.CacheUnit
+	hit := s.cache.request(in, out, unit, max(0, s.opts.CacheInterval)/unit*unit)
 	s.mu.Unlock()
 	u := Usage{
 		PromptTokens: prompt, PromptCacheHitTokens: hit, PromptCacheMissTokens: prompt - hit,

@@ -10,10 +10,14 @@ import (
 // call sends a non-streaming request and returns the usage it carried.
 func call(t *testing.T, srv *testServer, model, system, user string, extra map[string]any) fakeds.Usage {
 	t.Helper()
-	body := map[string]any{
-		"model":    model,
-		"messages": []map[string]any{{"role": "system", "content": system}, {"role": "user", "content": user}},
-	}
+	u, _ := converse(t, srv, model, []map[string]any{{"role": "system", "content": system}, {"role": "user", "content": user}}, extra)
+	return u
+}
+
+// converse sends messages and returns the usage and the answer's content.
+func converse(t *testing.T, srv *testServer, model string, msgs []map[string]any, extra map[string]any) (fakeds.Usage, string) {
+	t.Helper()
+	body := map[string]any{"model": model, "messages": msgs}
 	for k, v := range extra {
 		body[k] = v
 	}
@@ -21,9 +25,9 @@ func call(t *testing.T, srv *testServer, model, system, user string, extra map[s
 	if resp.StatusCode != 200 {
 		t.Fatalf("status %d: %s", resp.StatusCode, out)
 	}
-	u := decodeCompletion(t, out).Usage
-	checkUsage(t, u)
-	return u
+	c := decodeCompletion(t, out)
+	checkUsage(t, c.Usage)
+	return c.Usage, c.Choices[0].Message.Content
 }
 
 func TestTokenCountingRule(t *testing.T) {
@@ -37,6 +41,11 @@ func TestTokenCountingRule(t *testing.T) {
 	}
 }
 
+// The rules of DeepSeek's guide (api-docs.deepseek.com/guides/kv_cache):
+// a request hits only a persisted unit it matches fully; a prefix two
+// requests share is persisted when the second reveals it, so it is the
+// third that hits it (the guide's example 2: A+B, then A+C misses, then
+// A+D hits A).
 func TestPrefixCacheSplit(t *testing.T) {
 	srv := newTestServer(t, fakeds.Options{CacheUnit: 64})
 	system := strings.Repeat("Fixed instructions, schema and examples. ", 40) // 1640 bytes: 410 tokens
@@ -45,15 +54,22 @@ func TestPrefixCacheSplit(t *testing.T) {
 		t.Fatalf("first usage %+v: want all miss and %d prompt tokens", first, (3+410)+(3+3))
 	}
 
-	// Same system prompt: the shared prefix is the system message (413
-	// tokens) plus the user message's begin and role (2): 415 tokens, of
-	// which 6 whole units of 64 hit.
+	// A+C after A+B: no unit of the first request is a prefix of this one.
 	second := call(t, srv, "deepseek-v4-flash", system, "question two, longer", nil)
-	if second.PromptCacheHitTokens != 6*64 || second.PromptCacheMissTokens != second.PromptTokens-6*64 {
-		t.Fatalf("second usage %+v: want %d cache-hit tokens", second, 6*64)
+	if second.PromptCacheHitTokens != 0 {
+		t.Fatalf("second usage %+v: the shared prefix is not persisted yet, want all miss", second)
 	}
 
-	// The very same prompt again: every whole unit hits.
+	// A+D: the common prefix the second revealed is the system message
+	// (413 tokens) plus the user message's begin and role (2): 415 tokens,
+	// found at unit boundaries, so its 6 whole units of 64 hit.
+	third := call(t, srv, "deepseek-v4-flash", system, "question three", nil)
+	if third.PromptCacheHitTokens != 6*64 || third.PromptCacheMissTokens != third.PromptTokens-6*64 {
+		t.Fatalf("third usage %+v: want %d cache-hit tokens", third, 6*64)
+	}
+
+	// The very same prompt again: its input's end is a unit, so all of its
+	// whole units hit.
 	again := call(t, srv, "deepseek-v4-flash", system, "question two, longer", nil)
 	if again.PromptCacheHitTokens != again.PromptTokens/64*64 {
 		t.Fatalf("repeat usage %+v: want every whole unit to hit", again)
@@ -74,6 +90,37 @@ func TestPrefixCacheSplit(t *testing.T) {
 	}
 }
 
+// The guide's example 1, a multi-round conversation: the second round
+// matches the unit at the end of the first round's output.
+func TestPrefixCacheNextRound(t *testing.T) {
+	srv := newTestServer(t, fakeds.Options{})
+	sys := map[string]any{"role": "system", "content": strings.Repeat("You are a helpful assistant. ", 20)}
+	q1 := map[string]any{"role": "user", "content": "What is the capital of China?"}
+	u1, a1 := converse(t, srv, "deepseek-v4-flash", []map[string]any{sys, q1}, nil)
+	round1 := fakeds.PromptTokens([]fakeds.Message{{Role: "system", Content: sys["content"].(string)}, {Role: "user", Content: q1["content"].(string)},
+		{Role: "assistant", Content: a1}})
+	u2, _ := converse(t, srv, "deepseek-v4-flash", []map[string]any{sys, q1, {"role": "assistant", "content": a1},
+		{"role": "user", "content": "And of the United States?"}}, nil)
+	if u1.PromptCacheHitTokens != 0 || u2.PromptCacheHitTokens != round1/64*64 {
+		t.Fatalf("rounds %+v then %+v: want the second to hit the first round's %d tokens in whole units", u1, u2, round1)
+	}
+}
+
+// Long prefixes are persisted at fixed intervals too, so a second request
+// sharing a long one hits its whole intervals.
+func TestPrefixCacheInterval(t *testing.T) {
+	system := strings.Repeat("z", 4*600) // 603 tokens with framing
+	for _, c := range []struct {
+		interval, want int
+	}{{128, 512}, {-1, 0}, {0, 0}} { // 0: the default, 1024, is longer than the prompt
+		srv := newTestServer(t, fakeds.Options{CacheInterval: c.interval})
+		call(t, srv, "deepseek-v4-flash", system, "a", nil)
+		if u := call(t, srv, "deepseek-v4-flash", system, "b", nil); u.PromptCacheHitTokens != c.want {
+			t.Errorf("interval %d: usage %+v, want %d cache-hit tokens", c.interval, u, c.want)
+		}
+	}
+}
+
 func TestPrefixCacheNeedsAWholeUnit(t *testing.T) {
 	srv := newTestServer(t, fakeds.Options{CacheUnit: 64})
 	short := strings.Repeat("s", 200) // 50 tokens + framing: under one unit
@@ -83,7 +130,8 @@ func TestPrefixCacheNeedsAWholeUnit(t *testing.T) {
 	}
 	srv = newTestServer(t, fakeds.Options{CacheUnit: 8})
 	call(t, srv, "deepseek-v4-flash", short, "a", nil)
-	if u := call(t, srv, "deepseek-v4-flash", short, "b", nil); u.PromptCacheHitTokens != 48 {
+	call(t, srv, "deepseek-v4-flash", short, "b", nil)
+	if u := call(t, srv, "deepseek-v4-flash", short, "c", nil); u.PromptCacheHitTokens != 48 {
 		t.Fatalf("usage %+v: with a unit of 8, the shared 55 tokens give 48 hits", u)
 	}
 }

@@ -36,9 +36,15 @@ type Options struct {
 	// Models, when set, are the only model names accepted; others get
 	// DeepSeek's 400 "Model Not Exist". Defaults to accepting any name.
 	Models []string
-	// CacheUnit is the prefix cache's unit in tokens: a hit covers whole
-	// units only. Defaults to 64.
+	// CacheUnit is the prefix cache's storage unit in tokens: a hit covers
+	// whole units only. Defaults to 64.
 	CacheUnit int
+	// CacheInterval is how often, in tokens, the prefix cache persists a
+	// prefix along a request besides its ends and the prefixes it shares
+	// with earlier ones (see prefixCache). DeepSeek gives no number; it is
+	// rounded down to whole CacheUnits, and a negative value turns interval
+	// units off. Defaults to 1024.
+	CacheInterval int
 	// CachePerUser keeps a separate prefix cache per user_id, as DeepSeek
 	// says user_id does. Defaults to false: one cache per model.
 	CachePerUser bool
@@ -56,6 +62,7 @@ type Options struct {
 // WithDefaults returns the options with every zero field defaulted.
 func (o Options) WithDefaults() Options {
 	o.CacheUnit = cmp.Or(o.CacheUnit, 64)
+	o.CacheInterval = cmp.Or(o.CacheInterval, 1024)
 	o.KeepAliveEvery = cmp.Or(o.KeepAliveEvery, time.Second)
 	if o.Now == nil {
 		o.Now = time.Now

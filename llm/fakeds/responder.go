@@ -42,16 +42,25 @@ var defaultResponders = map[string]Responder{
 
 // retroSession answers a retro (learn/retro.Output): one lesson naming the
 // first error or failed tool call of the excerpt, one fact, and a 3-line
-// handoff; the other sections empty.
+// handoff; the other sections empty. As a model reading the library would,
+// it names the id of a library memory its entry says again ("repeats").
 func retroSession(p Prompt) any {
 	first := firstErrorLine(p.User)
 	lesson := "no error in the evidence -> nothing failed -> keep the same approach"
 	if first != "" {
 		lesson = first + " -> the command failed -> check its output before retrying"
 	}
+	lib := libraryIDs(p.Messages)
+	entry := func(kind, text string) map[string]any {
+		e := map[string]any{"text": text}
+		if id, ok := lib[kind+": "+text]; ok {
+			e["repeats"] = id
+		}
+		return e
+	}
 	return map[string]any{
-		"lessons":   []any{map[string]any{"text": lesson}},
-		"facts":     []any{map[string]any{"text": "fake-deepseek reviewed this session"}},
+		"lessons":   []any{entry("lesson", lesson)},
+		"facts":     []any{entry("fact", "fake-deepseek reviewed this session")},
 		"resources": []any{},
 		"methods":   []any{},
 		"handoff":   []string{"Session reviewed by fake-deepseek.", "Open ends: none recorded.", "Next: continue the task."},
@@ -59,6 +68,25 @@ func retroSession(p Prompt) any {
 		"supersede": []any{},
 		"proposal":  nil,
 	}
+}
+
+// libraryIDs reads the retro prompt's library ("- [id N] kind: text" lines
+// of a system message after the first) into ids by "kind: text".
+func libraryIDs(msgs []Message) map[string]int64 {
+	ids := map[string]int64{}
+	for i, m := range msgs {
+		if i == 0 || m.Role != "system" {
+			continue
+		}
+		for line := range strings.Lines(m.Content) {
+			rest, ok := strings.CutPrefix(strings.TrimSpace(line), "- [id ")
+			num, text, ok2 := strings.Cut(rest, "] ")
+			if id, err := strconv.ParseInt(num, 10, 64); ok && ok2 && err == nil {
+				ids[text] = id
+			}
+		}
+	}
+	return ids
 }
 
 // consolidateMerge answers a merge call (learn/consolidate.MergeOutput):
