@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	dshplugin "github.com/mullhq/mull/integrations/dsh"
 )
 
 // DSH's own template for a new profile's patch layer (rc.8's
@@ -249,7 +253,7 @@ func TestDSHInstallUninstall(t *testing.T) {
 		t.Fatalf("uninstall --profile web: exit %d\n%s", code, out)
 	}
 	code, out, _ = mull(t, ctx, "dsh", "uninstall", "--dsh-home", home)
-	if code != 0 || !strings.Contains(out, "headless: "+headless+": removed the mull block") || !strings.Contains(out, "removed the 11 files mull wrote") {
+	if code != 0 || !strings.Contains(out, "headless: "+headless+": removed the mull block") || !strings.Contains(out, fmt.Sprintf("removed the %d files mull wrote", embeddedFiles(t)+1)) {
 		t.Fatalf("uninstall: exit %d\n%s", code, out)
 	}
 	if got := readFile(t, headless); got != mine {
@@ -356,4 +360,21 @@ func TestDSHInstallChoices(t *testing.T) {
 			t.Fatalf("exit %d, stderr %q", code, errOut)
 		}
 	})
+}
+
+// embeddedFiles counts the plugin's files in the binary: what install
+// writes, besides its list of them.
+func embeddedFiles(t *testing.T) int {
+	t.Helper()
+	n := 0
+	err := fs.WalkDir(dshplugin.Plugin, ".", func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			n++
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
