@@ -286,13 +286,8 @@ func (c *Client) do(ctx context.Context, call Call, m config.Model) (Result, Usa
 	}
 	ch := resp.Choices[0]
 	res := Result{Content: ch.Message.Content, Reasoning: ch.Message.ReasoningContent, FinishReason: string(ch.FinishReason)}
-	switch {
-	case ch.FinishReason == openai.FinishReasonLength:
-		return res, usage, spent, newErr(Retryable, "truncated", fmt.Errorf("output cut at max_tokens=%d (finish_reason length)", m.MaxTokens))
-	case strings.TrimSpace(res.Content) == "":
-		return res, usage, spent, newErr(Retryable, "blank", fmt.Errorf("blank content (finish_reason %q)", ch.FinishReason))
-	case ch.FinishReason != openai.FinishReasonStop:
-		return res, usage, spent, newErr(Retryable, "finish_"+string(ch.FinishReason), fmt.Errorf("unexpected finish_reason %q", ch.FinishReason))
+	if err := finishError(ch.FinishReason, res.Content, m.MaxTokens); err != nil {
+		return res, usage, spent, err
 	}
 	if call.decode != nil {
 		if err := call.decode(res.Content); err != nil {
