@@ -89,6 +89,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/usage", s.admin(s.llmUsage))
 	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
 	s.mux.Handle("GET /v1/admin/workers", s.admin(s.workers))
+	s.mux.Handle("GET /v1/admin/llm/calls/{id}", s.admin(s.llmCallShow))
 	s.routesIngest()
 	s.routesMemory()
 	s.routesConsolidate()

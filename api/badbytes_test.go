@@ -107,6 +107,7 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/admin/proposals/{id}/accept", path: map[string]string{"id": "p1"}, body: `{"note":"fine"}`},
 	{pattern: "POST /v1/admin/proposals/{id}/reject", path: map[string]string{"id": "p1"}, body: `{"note":"no"}`},
 	{pattern: "GET /v1/admin/workers"},
+	{pattern: "GET /v1/admin/llm/calls/{id}", path: map[string]string{"id": "call_1"}},
 	{pattern: "GET /riverui/{path...}", path: map[string]string{"path": "jobs"}}, // a prefix route: its wildcard is "path",
 	{pattern: "GET /riverui"},
 	{pattern: "GET /login", query: map[string]string{"next": "/riverui/"}},
