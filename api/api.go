@@ -53,6 +53,8 @@ type Server struct {
 	deps    Deps
 	mux     *http.ServeMux
 	metrics *Metrics
+	// ops counts ingest and reads the operator's gauges (metrics_ops.go).
+	ops *opsMetrics
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
@@ -68,6 +70,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
 	s.metrics = NewMetrics(d.Store, d.Logger)
+	s.ops = newOpsMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
