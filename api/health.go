@@ -136,8 +136,8 @@ func (s *Server) heartbeats(ctx context.Context) (check, string) {
 		return check{Detail: err.Error()}, ""
 	}
 	var n int64
-	for _, q := range slices.Sorted(maps.Keys(avail)) {
-		n += avail[q]
+	for _, c := range avail {
+		n += c
 	}
 	detail := fmt.Sprintf("no worker heartbeat within %s", deadAfter)
 	if n == 0 {
