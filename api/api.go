@@ -54,6 +54,8 @@ type Server struct {
 	deps    Deps
 	mux     *http.ServeMux
 	metrics *Metrics
+	// ops counts ingest and reads the operator's gauges (metrics_ops.go).
+	ops *opsMetrics
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
@@ -70,6 +72,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
 	s.metrics = NewMetrics(d.Store, d.Logger)
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
+	s.ops = newOpsMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
@@ -90,6 +93,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/calls", s.admin(s.llmCalls))
 	s.mux.Handle("GET /v1/admin/llm/usage", s.admin(s.llmUsage))
 	s.mux.Handle("GET /v1/admin/budget", s.admin(s.budget))
+	s.mux.Handle("GET /v1/admin/workers", s.admin(s.workers))
+	s.mux.Handle("GET /v1/admin/llm/calls/{id}", s.admin(s.llmCallShow))
 	s.routesIngest()
 	s.routesMemory()
 	s.routesConsolidate()

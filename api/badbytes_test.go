@@ -106,6 +106,8 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /v1/admin/proposals/{id}", path: map[string]string{"id": "p1"}},
 	{pattern: "POST /v1/admin/proposals/{id}/accept", path: map[string]string{"id": "p1"}, body: `{"note":"fine"}`},
 	{pattern: "POST /v1/admin/proposals/{id}/reject", path: map[string]string{"id": "p1"}, body: `{"note":"no"}`},
+	{pattern: "GET /v1/admin/workers"},
+	{pattern: "GET /v1/admin/llm/calls/{id}", path: map[string]string{"id": "call_1"}},
 	{pattern: "GET /riverui/{path...}", path: map[string]string{"path": "jobs"}}, // a prefix route: its wildcard is "path",
 	{pattern: "GET /riverui"},
 	{pattern: "GET /v1/admin/report/overhead", query: map[string]string{"workspace": "/w", "since": "7d", "until": "2026-12-01"}},

@@ -1,8 +1,13 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/mullhq/mull/llm"
@@ -10,10 +15,18 @@ import (
 
 // health is the /healthz body.
 type health struct {
-	Status     string `json:"status"`
+	// Status is "ok"; "unhealthy" when this process is broken (database,
+	// migrations, its own workers); "degraded" when jobs wait and no
+	// worker process anywhere has a live heartbeat.
+	Status string `json:"status"`
+	// Reason says why the status is not "ok".
+	Reason     string `json:"reason,omitempty"`
 	Database   check  `json:"database"`
 	Migrations check  `json:"migrations"`
 	Workers    check  `json:"workers"`
+	// Heartbeats is whether any worker process (this one or another on the
+	// same database) beat within workers.dead_after.
+	Heartbeats check `json:"heartbeats"`
 	// Queues maps queue → state → job count.
 	Queues map[string]map[string]int64 `json:"queues"`
 	// LLM is "ok", "paused: no key" (no DEEPSEEK_API_KEY: the llm queue
@@ -62,15 +75,25 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	h.LLM = s.llmState(ctx)
+	h.Heartbeats, h.Reason = s.heartbeats(ctx)
 	status := http.StatusOK
-	if !h.Database.OK || !h.Migrations.OK || !h.Workers.OK {
-		h.Status, status = "unhealthy", http.StatusServiceUnavailable
+	switch {
+	case !h.Database.OK || !h.Migrations.OK || !h.Workers.OK:
+		h.Status, h.Reason, status = "unhealthy", unhealthyReason(h), http.StatusServiceUnavailable
+	case h.Reason != "":
+		h.Status, status = "degraded", http.StatusServiceUnavailable
 	}
 	if !isLoopback(r.RemoteAddr) && !s.isAdmin(r) {
 		// Where the database is and what is queued is for the operator.
-		writeJSON(w, status, struct {
+		// Degraded says why: no worker runs, which names neither.
+		public := struct {
 			Status string `json:"status"`
-		}{h.Status})
+			Reason string `json:"reason,omitempty"`
+		}{Status: h.Status}
+		if h.Status == "degraded" {
+			public.Reason = h.Reason
+		}
+		writeJSON(w, status, public)
 		return
 	}
 	writeJSON(w, status, h)
@@ -93,4 +116,44 @@ func (s *Server) llmState(ctx context.Context) string {
 		return "paused: " + r
 	}
 	return "paused"
+}
+
+// heartbeats checks that some worker process is alive when jobs wait for
+// one. Jobs available on a queue that is not paused, with no heartbeat
+// within workers.dead_after anywhere, pile up unseen: that is degraded,
+// and reason says so. A paused queue's jobs wait for an operator instead.
+func (s *Server) heartbeats(ctx context.Context) (check, string) {
+	deadAfter := cmp.Or(s.deps.Config.Workers.DeadAfter.D(), 45*time.Second)
+	live, err := s.deps.Store.LiveWorkers(ctx, s.deps.Now().Add(-deadAfter))
+	if err != nil {
+		return check{Detail: err.Error()}, ""
+	}
+	if live > 0 {
+		return check{OK: true, Detail: fmt.Sprintf("%d live", live)}, ""
+	}
+	avail, err := s.deps.Store.AvailableJobs(ctx)
+	if err != nil {
+		return check{Detail: err.Error()}, ""
+	}
+	var n int64
+	for _, c := range avail {
+		n += c
+	}
+	detail := fmt.Sprintf("no worker heartbeat within %s", deadAfter)
+	if n == 0 {
+		return check{OK: true, Detail: detail + "; no job is waiting"}, ""
+	}
+	return check{Detail: fmt.Sprintf("%s; %d jobs available on %s", detail, n, strings.Join(slices.Sorted(maps.Keys(avail)), ", "))},
+		"jobs are available and no worker has a live heartbeat; start `mull worker` or `mull serve`"
+}
+
+// unhealthyReason names the first failed check.
+func unhealthyReason(h health) string {
+	switch {
+	case !h.Database.OK:
+		return "database unreachable"
+	case !h.Migrations.OK:
+		return "migrations pending"
+	}
+	return "this process's workers are not running"
 }

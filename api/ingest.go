@@ -86,6 +86,7 @@ func (s *Server) postEvents(w http.ResponseWriter, r *http.Request) {
 	if err == nil {
 		res, err = s.deps.Ingest.IngestBatch(r.Context(), batch, store.SourcePush)
 	}
+	s.ops.ingested(res, err)
 	if err != nil {
 		writeIngestError(w, err)
 		return

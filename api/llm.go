@@ -1,6 +1,7 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"strconv"
 	"time"
@@ -85,4 +86,20 @@ func (s *Server) timeParam(v string) (time.Time, error) {
 		return time.Time{}, nil
 	}
 	return dlq.ParseSince(v, s.deps.Now())
+}
+
+// llmCallShow serves GET /v1/admin/llm/calls/{id}: one call record with the
+// request messages it kept (llm.keep_prompts; credentials redacted), as
+// `mull llm calls show ID`. 404 for an unknown id.
+func (s *Server) llmCallShow(w http.ResponseWriter, r *http.Request) {
+	c, err := s.deps.Store.GetLLMCall(r.Context(), r.PathValue("id"))
+	switch {
+	case errors.Is(err, store.ErrNoLLMCall):
+		writeError(w, http.StatusNotFound, err.Error())
+		return
+	case err != nil:
+		writeError(w, http.StatusInternalServerError, err.Error())
+		return
+	}
+	writeJSON(w, http.StatusOK, c.Detail())
 }

@@ -44,6 +44,18 @@ type LLM struct {
 	// letters with the reason "rate-limited N times". Defaults to 12.
 	// Env: MULL_LLM_MAX_SNOOZES.
 	MaxSnoozes int `toml:"max_snoozes"`
+	// KeepPrompts is how long a call's record keeps the request's messages
+	// (credentials redacted by the trust gate) for `mull llm calls show`,
+	// so an operator can see what a retro read: a duration such as "7d" or
+	// "36h"; "0" keeps none. The budget sweep prunes older ones. Defaults
+	// to "7d". Env: MULL_LLM_KEEP_PROMPTS.
+	KeepPrompts string `toml:"keep_prompts"`
+}
+
+// KeepPromptsFor is KeepPrompts as a duration; 0 keeps no prompts.
+func (l LLM) KeepPromptsFor() time.Duration {
+	d, _ := ParseDuration(l.KeepPrompts)
+	return max(d, 0)
 }
 
 // Model is how one job kind calls the model. Zero fields inherit.
@@ -141,6 +153,7 @@ func (l LLM) withDefaults() LLM {
 	}
 	l.MaxRetryAfter = cmp.Or(l.MaxRetryAfter, Duration(time.Hour))
 	l.MaxSnoozes = cmp.Or(l.MaxSnoozes, 12)
+	l.KeepPrompts = cmp.Or(strings.TrimSpace(l.KeepPrompts), "7d")
 	return l
 }
 
@@ -172,6 +185,11 @@ func (l LLM) validate() error {
 	}
 	if l.MaxSnoozes < 1 || l.MaxSnoozes > 1000 {
 		return bad("llm.max_snoozes", "must be between 1 and 1000, got %d", l.MaxSnoozes)
+	}
+	if d, err := ParseDuration(l.KeepPrompts); err != nil {
+		return bad("llm.keep_prompts", "%v", err)
+	} else if d < 0 {
+		return bad("llm.keep_prompts", "must not be negative (\"0\" keeps no prompts), got %s", l.KeepPrompts)
 	}
 	if err := l.Default.validate("llm.default"); err != nil {
 		return err

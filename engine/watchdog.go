@@ -43,6 +43,9 @@ type Watchdog struct {
 	DeadAfter time.Duration
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
+	// Queues are the queues this process works, recorded with its
+	// heartbeat for `mull workers list`.
+	Queues []string
 
 	started time.Time
 }
@@ -89,7 +92,7 @@ func (w *Watchdog) Beat(ctx context.Context) error {
 	w.init()
 	host, _ := os.Hostname()
 	return w.Store.Heartbeat(ctx, store.Worker{
-		ClientID: w.Client.ID(), Host: host, PID: os.Getpid(), StartedAt: w.started, HeartbeatAt: w.Now(),
+		ClientID: w.Client.ID(), Host: host, PID: os.Getpid(), StartedAt: w.started, HeartbeatAt: w.Now(), Queues: w.Queues,
 	})
 }
 

@@ -43,7 +43,8 @@ type Deps struct {
 func Register(reg *engine.Registry, d Deps) {
 	engine.Add(reg, probe.Spec, &probe.Worker{})
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
-	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(), Logger: d.Logger})
+	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(),
+		KeepPrompts: d.LLM.KeepPrompts(), Logger: d.Logger})
 	scope := memory.Scope(d.MemoryScope)
 	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})
 	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})

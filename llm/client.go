@@ -21,6 +21,7 @@ import (
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
 )
 
@@ -150,7 +151,8 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 	}
 	m := c.cfg.ForKind(call.Kind)
 	start := c.now()
-	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start}
+	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start,
+		Messages: c.keptMessages(call.Messages)}
 	res, usage, err := c.complete(ctx, call, m, &rec)
 	rec.LatencyMS = c.now().Sub(start).Milliseconds()
 	rec.PromptTokens, rec.CompletionTokens = usage.PromptTokens, usage.CompletionTokens
@@ -171,6 +173,28 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 	c.finish(ctx, rec)
 	res.Usage, res.CostNanoUSD, res.Latency, res.Model = usage, rec.CostNanoUSD, time.Duration(rec.LatencyMS)*time.Millisecond, m.Model
 	return res, err
+}
+
+// KeepPrompts is llm.keep_prompts: how long call records keep their
+// messages; 0 keeps none.
+func (c *Client) KeepPrompts() time.Duration { return c.cfg.KeepPromptsFor() }
+
+// keptMessages is what a call's record keeps of its messages: nothing when
+// llm.keep_prompts is 0, else each message through the trust gate's
+// redaction. A retro's excerpt quotes tool output and commands as the
+// session had them, secrets included (only what mull learns passes the
+// gate before it is stored), so the record holds the text the model read
+// normalized and with every credential replaced by [redacted:TYPE].
+func (c *Client) keptMessages(msgs []Message) []store.LLMMessage {
+	if c.cfg.KeepPromptsFor() <= 0 {
+		return nil
+	}
+	out := make([]store.LLMMessage, len(msgs))
+	for i, m := range msgs {
+		text, _ := trust.Redact(m.Content)
+		out[i] = store.LLMMessage{Role: m.Role, Content: text}
+	}
+	return out
 }
 
 // start records the call as running once its budget is reserved, just
@@ -286,13 +310,8 @@ func (c *Client) do(ctx context.Context, call Call, m config.Model) (Result, Usa
 	}
 	ch := resp.Choices[0]
 	res := Result{Content: ch.Message.Content, Reasoning: ch.Message.ReasoningContent, FinishReason: string(ch.FinishReason)}
-	switch {
-	case ch.FinishReason == openai.FinishReasonLength:
-		return res, usage, spent, newErr(Retryable, "truncated", fmt.Errorf("output cut at max_tokens=%d (finish_reason length)", m.MaxTokens))
-	case strings.TrimSpace(res.Content) == "":
-		return res, usage, spent, newErr(Retryable, "blank", fmt.Errorf("blank content (finish_reason %q)", ch.FinishReason))
-	case ch.FinishReason != openai.FinishReasonStop:
-		return res, usage, spent, newErr(Retryable, "finish_"+string(ch.FinishReason), fmt.Errorf("unexpected finish_reason %q", ch.FinishReason))
+	if err := finishError(ch.FinishReason, res.Content, m.MaxTokens); err != nil {
+		return res, usage, spent, err
 	}
 	if call.decode != nil {
 		if err := call.decode(res.Content); err != nil {

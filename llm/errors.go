@@ -19,10 +19,10 @@ type Class string
 
 const (
 	// Retryable: 429, 500, 503, timeouts, resets, blank, invalid or
-	// truncated output. River retries with the kind's backoff, or snoozes
+	// truncated output, finish_reason insufficient_system_resource. River retries with the kind's backoff, or snoozes
 	// for Retry-After.
 	Retryable Class = "retryable"
-	// Permanent: 400, 401, 422. The job is cancelled into the dead letters
+	// Permanent: 400, 401, 422, finish_reason content_filter. The job is cancelled into the dead letters
 	// with the reason; retrying cannot help.
 	Permanent Class = "permanent"
 	// Pause: 402 insufficient balance, or no API key (ReasonNoKey). The
@@ -124,6 +124,40 @@ func classify(ctx context.Context, err error, retryAfter time.Duration) *Error {
 	default:
 		return newErr(Retryable, "transport", err)
 	}
+}
+
+// FinishContentFilter and FinishNoResource are DeepSeek's finish reasons
+// besides stop and length: the output was withheld by its content filter,
+// or the request was cut off because DeepSeek ran short of capacity.
+const (
+	FinishContentFilter = "content_filter"
+	FinishNoResource    = "insufficient_system_resource"
+)
+
+// finishError sorts an answer by its finish reason. Only "stop" is a
+// complete answer. "length" was cut at max_tokens and "insufficient_system_
+// resource" by DeepSeek's capacity: both may do better next time
+// (Retryable). "content_filter" output is discarded, as the seed does: the
+// same input meets the same filter, so retrying only burns tokens
+// (Permanent: dead letter with the reason). A blank answer is Retryable;
+// any other reason (tool_calls, one DeepSeek adds later) is not an answer
+// mull asked for and is retried.
+func finishError(reason openai.FinishReason, content string, maxTokens int) error {
+	switch {
+	case reason == openai.FinishReasonLength:
+		return newErr(Retryable, "truncated", fmt.Errorf("output cut at max_tokens=%d (finish_reason length)", maxTokens))
+	case reason == FinishContentFilter:
+		return newErr(Permanent, "finish_"+FinishContentFilter,
+			errors.New("DeepSeek's content filter withheld the output (finish_reason content_filter); it is discarded, and the same input would be filtered again"))
+	case reason == FinishNoResource:
+		return newErr(Retryable, "finish_"+FinishNoResource,
+			errors.New("DeepSeek ran out of capacity mid-answer (finish_reason insufficient_system_resource)"))
+	case strings.TrimSpace(content) == "":
+		return newErr(Retryable, "blank", fmt.Errorf("blank content (finish_reason %q)", reason))
+	case reason != openai.FinishReasonStop:
+		return newErr(Retryable, "finish_"+string(reason), fmt.Errorf("unexpected finish_reason %q", reason))
+	}
+	return nil
 }
 
 func isNetErr(err error) bool {

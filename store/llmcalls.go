@@ -3,7 +3,10 @@ package store
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/hex"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -29,6 +32,42 @@ type LLMCall struct {
 	ErrorReason string    `json:"error_reason,omitempty"`
 	Error       string    `json:"error,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
+	// Messages are the request's messages, kept for llm.keep_prompts with
+	// credentials redacted. Only GetLLMCall reads them back; nil when they
+	// were not kept or have been pruned.
+	Messages []LLMMessage `json:"messages,omitempty"`
+}
+
+// LLMMessage is one request message of a call record.
+type LLMMessage struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// LLMCallDetail is a call record shown alone (`mull llm calls show`, GET
+// /v1/admin/llm/calls/{id}): its messages always present, empty when none
+// were kept or they were pruned, so a reader can tell.
+type LLMCallDetail struct {
+	LLMCall
+	Messages []LLMMessage `json:"messages"`
+}
+
+// Detail is the call as shown alone.
+func (c LLMCall) Detail() LLMCallDetail {
+	m := c.Messages
+	if m == nil {
+		m = []LLMMessage{}
+	}
+	return LLMCallDetail{LLMCall: c, Messages: m}
+}
+
+// messagesText is how a call's messages are stored: JSON, or "" for none.
+func messagesText(m []LLMMessage) string {
+	if len(m) == 0 {
+		return ""
+	}
+	b, _ := json.Marshal(m) // strings only
+	return string(b)
 }
 
 // Outcomes of a call that has not returned. A running record is written
@@ -74,14 +113,14 @@ func (s *Store) FinishLLMCall(ctx context.Context, c LLMCall) error {
 		c.CreatedAt = s.Now()
 	}
 	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
-		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		on conflict (id) do update set prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
 		cache_hit_tokens = excluded.cache_hit_tokens, cache_miss_tokens = excluded.cache_miss_tokens,
 		cost_nano_usd = excluded.cost_nano_usd, latency_ms = excluded.latency_ms, outcome = excluded.outcome,
 		error_reason = excluded.error_reason, error = excluded.error`,
 		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
-		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt))
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages))
 	if err != nil {
 		return fmt.Errorf("finish llm call %s: %w", c.ID, err)
 	}
@@ -115,10 +154,10 @@ func (s *Store) InsertLLMCall(ctx context.Context, c LLMCall) error {
 		c.CreatedAt = s.Now()
 	}
 	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
-		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
-		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt))
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages))
 	if err != nil {
 		return fmt.Errorf("record llm call: %w", err)
 	}
@@ -188,6 +227,48 @@ func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, e
 		out = append(out, c)
 	}
 	return out, rows.Err()
+}
+
+// ErrNoLLMCall is GetLLMCall's error for an id no record has.
+var ErrNoLLMCall = errors.New("no such llm call")
+
+// GetLLMCall reads one call record with its kept messages.
+func (s *Store) GetLLMCall(ctx context.Context, id string) (LLMCall, error) {
+	var c LLMCall
+	var msgs string
+	err := s.DB.QueryRowContext(ctx, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
+		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages
+		from llm_calls where id = $1`, id).Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens,
+		&c.CompletionTokens, &c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome,
+		&c.ErrorReason, &c.Error, &c.CreatedAt, &msgs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return LLMCall{}, fmt.Errorf("llm call %q: %w", id, ErrNoLLMCall)
+	}
+	if err != nil {
+		return LLMCall{}, fmt.Errorf("get llm call %s: %w", id, err)
+	}
+	c.CreatedAt = c.CreatedAt.UTC()
+	if msgs != "" {
+		if err := json.Unmarshal([]byte(msgs), &c.Messages); err != nil {
+			return LLMCall{}, fmt.Errorf("llm call %s: stored messages: %w", id, err)
+		}
+	}
+	return c, nil
+}
+
+// PruneLLMPrompts forgets the messages of calls made before the given time
+// (now minus llm.keep_prompts) and returns how many it pruned. The rest of
+// each record stays.
+func (s *Store) PruneLLMPrompts(ctx context.Context, before time.Time) (int, error) {
+	res, err := s.DB.ExecContext(ctx, "update llm_calls set messages = '' where messages <> '' and created_at < $1", utcMicro(before))
+	if err != nil {
+		return 0, fmt.Errorf("prune llm prompts: %w", err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return 0, fmt.Errorf("prune llm prompts: %w", err)
+	}
+	return int(n), nil
 }
 
 // LLMUsageRow sums calls by one grouping: job, workspace, kind or day.

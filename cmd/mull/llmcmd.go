@@ -103,7 +103,64 @@ func newLLMCallsCmd(g *globals) *cobra.Command {
 	cf.add(cmd)
 	cmd.Flags().IntVar(&cf.limit, "limit", 100, "at most this many")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	cmd.AddCommand(newLLMCallShowCmd(g))
 	return cmd
+}
+
+func newLLMCallShowCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one LLM call with the messages it sent",
+		Long: `Shows one call record (ids are in 'mull llm calls --json') and the request
+messages it kept: what the model read, kept for llm.keep_prompts after the
+call (default 7 days; "0" keeps none). Kept messages pass the trust gate's
+credential redaction before they are stored, so a secret in a session's
+tool output shows as [redacted:TYPE]. The same is served at
+GET /v1/admin/llm/calls/ID.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			a, err := g.open(cmd.Context(), manage)
+			if err != nil {
+				return err
+			}
+			defer a.close()
+			c, err := a.store.GetLLMCall(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(g, c.Detail())
+			}
+			return printLLMCall(g, c, a.cfg.LLM.KeepPrompts)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func printLLMCall(g *globals, c store.LLMCall, keep string) error {
+	w := g.stdout
+	fmt.Fprintf(w, "call:      %s\njob:       %d (%s)\nworkspace: %s\nmodel:     %s\ntime:      %s\n",
+		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.CreatedAt.Format(time.RFC3339))
+	fmt.Fprintf(w, "tokens:    prompt %d (cache hit %d, miss %d), output %d\ncost:      $%.6f\nlatency:   %s\n",
+		c.PromptTokens, c.CacheHitTokens, c.CacheMissTokens, c.CompletionTokens, usd(c.CostNanoUSD), latency(c))
+	outcome := c.Outcome
+	if c.ErrorReason != "" {
+		outcome += " (" + c.ErrorReason + ")"
+	}
+	fmt.Fprintf(w, "outcome:   %s\n", outcome)
+	if c.Error != "" {
+		fmt.Fprintf(w, "error:     %s\n", c.Error)
+	}
+	if len(c.Messages) == 0 {
+		fmt.Fprintf(w, "messages:  not kept (llm.keep_prompts = %q: none kept, or pruned since)\n", keep)
+		return nil
+	}
+	for i, m := range c.Messages {
+		fmt.Fprintf(w, "\n--- message %d: %s (%d chars)\n%s\n", i+1, m.Role, len([]rune(m.Content)), m.Content)
+	}
+	return nil
 }
 
 func newLLMUsageCmd(g *globals) *cobra.Command {

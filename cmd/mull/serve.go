@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -162,6 +163,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 		dog := &engine.Watchdog{
 			Store: a.store, Client: a.client, Logger: a.log.With("component", "watchdog"),
 			Interval: a.cfg.Workers.HeartbeatInterval.D(), DeadAfter: a.cfg.Workers.DeadAfter.D(),
+			Queues: slices.Sorted(maps.Keys(a.cfg.Workers.Queues)),
 		}
 		// The first heartbeat goes in before the client fetches a job: a
 		// process killed between its first fetch and its first beat would

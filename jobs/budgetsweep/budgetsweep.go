@@ -1,7 +1,8 @@
 // Package budgetsweep cleans up after processes that died mid-call: it
 // releases budget reservations they never settled, so a crash cannot hold a
 // day's budget hostage, and marks the call records they left running as
-// lost, so operators see calls DeepSeek may have billed.
+// lost, so operators see calls DeepSeek may have billed. It also forgets
+// the request messages of calls older than llm.keep_prompts.
 package budgetsweep
 
 import (
@@ -35,12 +36,15 @@ type Worker struct {
 	// Hold is how long after its start a call can still be in flight
 	// (llm.Client.Hold: llm.call_timeout plus a minute), the same span its
 	// reservation is held; a record running longer is lost.
-	Hold   time.Duration
-	Logger *slog.Logger
+	Hold time.Duration
+	// KeepPrompts is llm.keep_prompts: call records older than this lose
+	// their kept messages; 0 prunes every one.
+	KeepPrompts time.Duration
+	Logger      *slog.Logger
 }
 
-// Work releases what expired and marks what was lost. One failing does not
-// stop the other.
+// Work releases what expired, marks what was lost and prunes old prompts.
+// One failing does not stop the others.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	n, err := w.Ledger.ReleaseExpired(ctx)
 	if n > 0 {
@@ -50,5 +54,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	if lost > 0 {
 		w.Logger.Warn("marked llm calls lost: their worker stopped before they returned", "count", lost)
 	}
-	return errors.Join(err, lostErr)
+	pruned, pruneErr := w.Store.PruneLLMPrompts(ctx, w.Store.Now().Add(-w.KeepPrompts))
+	if pruned > 0 {
+		w.Logger.Info("pruned the kept messages of old llm calls", "count", pruned, "keep_prompts", w.KeepPrompts.String())
+	}
+	return errors.Join(err, lostErr, pruneErr)
 }
