@@ -48,7 +48,7 @@ func TestRetroReadsSubagentFailures(t *testing.T) {
 			}
 		}
 		for _, want := range []string{
-			"(in subagent session-child) bash exit 2: pytest -x\n  => ModuleNotFoundError: No module named 'app'",
+			"(in subagent session-child) bash exit 2: pytest -x\n  | => ModuleNotFoundError: No module named 'app'",
 			"next call on the same target, it passed:",
 			"bash exit 1: go test ./...", // the parent's own
 		} {

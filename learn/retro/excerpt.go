@@ -255,12 +255,20 @@ func render[T any](title string, items []T, max int, f func(T) (time.Time, strin
 	return sec
 }
 
-// indent puts two spaces before every line of s but the first.
+// Gutter starts every line of an item but its first. Tool output and
+// commands keep their lines, so without it a quoted "## USER FEEDBACK" or
+// "- [time] …" line would pass for the excerpt's own structure; behind the
+// gutter it cannot, and the prompt says that a line behind it is quoted.
+const Gutter = "  | "
+
+// indent puts the gutter before every line of s but the first.
 func indent(s string) string {
 	lines := strings.Split(s, "\n")
 	for i := 1; i < len(lines); i++ {
-		if lines[i] != "" {
-			lines[i] = "  " + lines[i]
+		if lines[i] == "" {
+			lines[i] = strings.TrimRight(Gutter, " ")
+		} else {
+			lines[i] = Gutter + lines[i]
 		}
 	}
 	return strings.Join(lines, "\n")

@@ -46,10 +46,10 @@ func TestFixtureExcerptFailingCommand(t *testing.T) {
 		"bash exit 1: python3 -m unittest -v\n",
 		"AssertionError: -720.0 != 72.0",
 		"AssertionError: -864.0 != 86.4",
-		"FAILED (failures=2)\n  [exit code: 1]\n",
+		"FAILED (failures=2)\n  | [exit code: 1]\n",
 		" chars cut]…\n",
 		"next call on the same target, it passed: [2026-11-29T18:37:22Z] bash exit 0: python3 -m unittest -v\n",
-		"Ran 3 tests in 0.000s\n\n  OK\n",
+		"Ran 3 tests in 0.000s\n  |\n  | OK\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("S1 excerpt lacks %q:\n%s", want, got)

@@ -72,7 +72,7 @@ func TestExcerptCaps(t *testing.T) {
 			t.Errorf("%s: from %q to %q, want %q to %q (newest last)", tt.title, lines[0], lines[len(lines)-1], tt.first, tt.last)
 		}
 	}
-	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] bash exit 1: make step19\n  => boom\n") {
+	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] bash exit 1: make step19\n  | => boom\n") {
 		t.Errorf("tool failure line lacks its exit code or command:\n%s", got)
 	}
 	if !strings.Contains(got, "- [2026-11-29T10:19:00Z] turn 20 error 19") {
