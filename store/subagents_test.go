@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,8 +12,9 @@ import (
 	"github.com/mullhq/mull/store/storetest"
 )
 
-// TestSubagentSessions: the sessions whose session_start names the parent,
-// in its workspace, oldest first, the newest limit of them.
+// TestSubagentSessions: the non-primary sessions whose session_start names
+// the parent (not a fork, which is primary), in its workspace, oldest
+// first, the newest limit of them.
 func TestSubagentSessions(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -20,10 +22,15 @@ func TestSubagentSessions(t *testing.T) {
 		start := func(id, ws, payload string, at time.Time) {
 			t.Helper()
 			if err := s.InTx(ctx, func(tx *sql.Tx) error {
-				if _, _, err := s.LockSession(ctx, tx, id, ws, at); err != nil {
+				sess, _, err := s.LockSession(ctx, tx, id, ws, at)
+				if err != nil {
 					return err
 				}
-				_, err := s.InsertEvents(ctx, tx, []store.Event{{ID: id + ":start", SessionID: id, Workspace: ws, Type: "session_start",
+				sess.Primary = !strings.Contains(payload, `"primary":false`) // as ingest sets it
+				if err := s.SaveSession(ctx, tx, &sess); err != nil {
+					return err
+				}
+				_, err = s.InsertEvents(ctx, tx, []store.Event{{ID: id + ":start", SessionID: id, Workspace: ws, Type: "session_start",
 					Time: at, Payload: []byte(payload), Source: store.SourceImport, RecordedAt: at}})
 				return err
 			}); err != nil {
@@ -36,6 +43,7 @@ func TestSubagentSessions(t *testing.T) {
 		start("other-child", "/w", `{"primary":false,"parent":"another"}`, t0.Add(time.Minute))
 		start("elsewhere", "/x", `{"primary":false,"parent":"parent"}`, t0.Add(time.Minute))
 		start("named", "/w", `{"title":"parent"}`, t0.Add(time.Minute))
+		start("fork", "/w", `{"primary":true,"parent":"parent"}`, t0.Add(3*time.Minute)) // its own retro reads its failures
 
 		got, err := s.SubagentSessions(ctx, "parent", "/w", 0)
 		if err != nil {
