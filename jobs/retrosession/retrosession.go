@@ -173,12 +173,12 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if err != nil {
 		return err
 	}
-	text := excerpt(in, w.Caps)
 	imp, err := w.Store.SessionImport(ctx, sess.ID) // a cut or damaged log: the excerpt says so
 	if err != nil {
 		return err
 	}
-	text = retro.NoteIncomplete(text, imp != nil && imp.State == store.ImportIncomplete)
+	incomplete := imp != nil && imp.State == store.ImportIncomplete
+	text := retro.NoteIncomplete(excerpt(in, retro.CapsWithNote(w.Caps, incomplete)), incomplete)
 	lib, err := w.publishedLibrary(ctx, sess.Workspace)
 	if err != nil {
 		return err

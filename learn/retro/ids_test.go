@@ -187,6 +187,11 @@ func TestPlanSupersedeReason(t *testing.T) {
 	if len(c.Invalidate) != 0 || len(c.Held) != 1 || c.DroppedCounts()[retro.DropRefused] != 1 {
 		t.Errorf("instruction as reason: %+v", c)
 	}
+	// The text form keeps its why too, through the same gate.
+	c = retro.PlanShown(retro.Output{Supersede: []retro.Supersede{{Kind: "facts", Text: "the repo uses npm", Why: "switched to pnpm"}}}, existing, shown, src, now)
+	if len(c.Invalidate) != 1 || c.Invalidate[0].Reason != "retro job 42: switched to pnpm" {
+		t.Errorf("text-form supersede: %+v", c.Invalidate)
+	}
 	// No why: mull's own reason.
 	c = retro.PlanShown(retro.Output{Facts: []retro.Entry{{Text: "the repo uses pnpm", Supersedes: []retro.Ref{{ID: 1}}}}}, existing, shown, src, now)
 	if len(c.Invalidate) != 1 || c.Invalidate[0].Reason != retro.SupersedeReason(src) || c.Invalidate[0].Reason != "superseded by retro job 42" {

@@ -1,5 +1,7 @@
 package retro
 
+import "unicode/utf8"
+
 // IncompleteNote leads the excerpt of a session whose import from DSH's
 // log is incomplete: a corrupt frame was skipped, or the log is cut short
 // and no longer written. Such a log will not get better by waiting, and its
@@ -18,4 +20,14 @@ func NoteIncomplete(excerpt string, incomplete bool) string {
 		return excerpt
 	}
 	return IncompleteNote + excerpt
+}
+
+// CapsWithNote is caps with room left for IncompleteNote when the excerpt
+// gets it, so the note and the excerpt together stay within MaxChars.
+func CapsWithNote(caps Caps, incomplete bool) Caps {
+	caps = caps.WithDefaults()
+	if incomplete {
+		caps.MaxChars = max(caps.MaxChars-utf8.RuneCountInString(IncompleteNote), 1)
+	}
+	return caps
 }

@@ -225,10 +225,16 @@ func (p *planner) supersede(f string, s Supersede, existing []memory.Memory) {
 	if !ok {
 		return
 	}
+	why := ""
+	if s.Why != "" { // checkSupersede passed it; the gate decides whether it is kept
+		if why, ok = c.gate("supersede", f+".why", s.Why, nil); !ok {
+			why = ""
+		}
+	}
 	for _, m := range existing {
 		if m.Kind == supersedeKinds[s.Kind] && live(m, p.now) && !p.invalid[m.ID] &&
 			(m.Text == text || memory.Matches(text, m.Text)) {
-			p.invalidate(m, "", -1)
+			p.invalidate(m, why, -1)
 		}
 	}
 }
