@@ -85,7 +85,10 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 		return nil, err
 	}
 	s.mux.HandleFunc("GET /healthz", s.healthz)
-	s.mux.Handle("GET /metrics", s.metrics.Handler())
+	// Behind the admin check: its labels name workspaces and budget keys,
+	// and its gauges show costs, which /healthz keeps from strangers too.
+	// Prometheus sends the token with authorization.credentials_file.
+	s.mux.Handle("GET /metrics", s.admin(s.metrics.Handler().ServeHTTP))
 	s.mux.Handle("GET /v1/admin/dlq", s.admin(s.dlqList))
 	s.mux.Handle("GET /v1/admin/dlq/{id}", s.admin(s.dlqShow))
 	s.mux.Handle("POST /v1/admin/dlq/retry", s.admin(s.dlqRetry))

@@ -76,8 +76,9 @@ func TestAdminToken(t *testing.T) {
 		if ids := riverUIJobIDs(t, f, bearer(token)); !slices.Contains(ids, dead.ID) {
 			t.Fatalf("River UI lists discarded jobs %v, want %d among them", ids, dead.ID)
 		}
-		// Health and metrics stay public.
-		expect(t, f.do("GET", "/metrics", "", from("203.0.113.5:1234")), http.StatusOK, nil)
+		// Metrics name workspaces and costs: the token's, like the admin API.
+		expectError(t, f.do("GET", "/metrics", "", from("203.0.113.5:1234")), http.StatusUnauthorized, "Authorization: Bearer")
+		expect(t, f.do("GET", "/metrics", "", bearer(token), from("203.0.113.5:1234")), http.StatusOK, nil)
 	})
 }
 

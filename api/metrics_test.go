@@ -67,7 +67,10 @@ func TestMetrics(t *testing.T) {
 		close(synthetic)
 		f.srv.Metrics().Consume(synthetic)
 
-		rec := f.do("GET", "/metrics", "", from("203.0.113.5:1234")) // metrics are public
+		// Without an admin token, metrics answer on loopback only (their
+		// labels name workspaces and budget keys), as the admin API does.
+		expect(t, f.do("GET", "/metrics", "", from("203.0.113.5:1234")), http.StatusForbidden, nil)
+		rec := f.do("GET", "/metrics", "")
 		expect(t, rec, http.StatusOK, nil)
 		requireMetrics(t, rec.Body.String(),
 			`mull_database_up 1`,

@@ -75,7 +75,7 @@ func TestReportOverhead(t *testing.T) {
 			t.Fatalf("GET /v1/sessions/session-a: %+v", detail)
 		}
 
-		rec = serve(srv, "GET", "/metrics", "")
+		rec = serve(srv, "GET", "/metrics", "", bearer("admin-secret"))
 		ratio := "0.0196078431372549" // 3e6 / 153e6, off-peak
 		if agentCost == 306_000_000 {
 			ratio = "0.00980392156862745"
