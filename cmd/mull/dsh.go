@@ -340,6 +340,22 @@ func (in *installer) writePlugin(g *globals) (bool, error) {
 	}); err != nil {
 		return false, err
 	}
+	mpath := filepath.Join(dir, installedName)
+	before, _ := os.ReadFile(mpath) // the list as it was, to tell what changed
+	if !in.dryRun {
+		// The list goes first, naming the old files and the new: a write that
+		// fails halfway leaves only files the list names, so the next install
+		// (or an uninstall) knows them as mull's instead of refusing the dir.
+		union := slices.Clone(old.Files)
+		for _, f := range files {
+			if !slices.Contains(union, f) {
+				union = append(union, f)
+			}
+		}
+		if err := writeManifest(dir, installedFiles{Mull: mullVersion(), Files: union}); err != nil {
+			return false, err
+		}
+	}
 	var wrote, stale []string
 	for _, f := range files {
 		want, err := fs.ReadFile(dshplugin.Plugin, f)
@@ -357,7 +373,7 @@ func (in *installer) writePlugin(g *globals) (bool, error) {
 		if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 			return false, err
 		}
-		if err := writeFileAtomic(target, want); err != nil {
+		if err := writePluginFile(target, want); err != nil {
 			return false, err
 		}
 	}
@@ -372,21 +388,13 @@ func (in *installer) writePlugin(g *globals) (bool, error) {
 		}
 	}
 	manifest := installedFiles{Mull: mullVersion(), Files: files}
-	mb, _ := json.MarshalIndent(manifest, "", "  ")
-	mb = append(mb, '\n')
-	mpath := filepath.Join(dir, installedName)
-	if have, err := os.ReadFile(mpath); err != nil || !bytes.Equal(have, mb) {
-		if !in.dryRun {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				return false, err
-			}
-			if err := writeFileAtomic(mpath, mb); err != nil {
-				return false, err
-			}
+	if !in.dryRun {
+		if err := writeManifest(dir, manifest); err != nil {
+			return false, err
 		}
-		if len(wrote) == 0 && len(stale) == 0 {
-			wrote = append(wrote, installedName)
-		}
+	}
+	if !bytes.Equal(before, manifestBytes(manifest)) && len(wrote) == 0 && len(stale) == 0 {
+		wrote = append(wrote, installedName)
 	}
 	entry := filepath.Join(dir, dshplugin.Entry)
 	switch {
@@ -537,6 +545,27 @@ type installedFiles struct {
 // readInstalled reads the list of files an earlier install wrote; none when
 // there was none. A plugin directory holding files without the list was not
 // made by mull, and is refused.
+// writePluginFile writes one of the plugin's files; a test makes it fail.
+var writePluginFile = writeFileAtomic
+
+func manifestBytes(m installedFiles) []byte {
+	b, _ := json.MarshalIndent(m, "", "  ") // strings only: always marshals
+	return append(b, '\n')
+}
+
+// writeManifest writes the list of the plugin's files, when it differs.
+func writeManifest(dir string, m installedFiles) error {
+	b := manifestBytes(m)
+	path := filepath.Join(dir, installedName)
+	if have, err := os.ReadFile(path); err == nil && bytes.Equal(have, b) {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(path, b)
+}
+
 func readInstalled(dir string) (installedFiles, error) {
 	var m installedFiles
 	b, err := os.ReadFile(filepath.Join(dir, installedName))

@@ -378,3 +378,37 @@ func embeddedFiles(t *testing.T) int {
 	}
 	return n
 }
+
+// A first install that fails halfway (a full disk, say) leaves only files
+// its list names, so running it again finishes the job, and uninstall
+// removes them all.
+func TestDSHInstallAfterAFailedOne(t *testing.T) {
+	ctx := context.Background()
+	home := filepath.Join(t.TempDir(), "dsh-home")
+	t.Setenv("DSH_HOME", "")
+	dsh := fakeDSH(t, "0.1.0-rc.8")
+	args := []string{"dsh", "install", "--dsh-home", home, "--dsh", filepath.Join(dsh, "lib", "bin.js")}
+	written := 0
+	writePluginFile = func(path string, b []byte) error {
+		if written == 2 {
+			return fmt.Errorf("write %s: no space left on device", path)
+		}
+		written++
+		return writeFileAtomic(path, b)
+	}
+	t.Cleanup(func() { writePluginFile = writeFileAtomic })
+	if code, out, errOut := mull(t, ctx, args...); code == 0 || !strings.Contains(errOut, "no space left on device") {
+		t.Fatalf("install on a full disk: exit %d\n%s%s", code, out, errOut)
+	}
+	writePluginFile = writeFileAtomic
+	if code, out, errOut := mull(t, ctx, args...); code != 0 {
+		t.Fatalf("install again: exit %d\n%s%s", code, out, errOut)
+	}
+	if code, out, errOut := mull(t, ctx, "dsh", "uninstall", "--dsh-home", home); code != 0 {
+		t.Fatalf("uninstall: exit %d\n%s%s", code, out, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(home, "mull")); !os.IsNotExist(err) {
+		entries, _ := os.ReadDir(filepath.Join(home, "mull"))
+		t.Fatalf("uninstall left %v (%v)", entries, err)
+	}
+}
