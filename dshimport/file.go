@@ -87,6 +87,7 @@ func (rd *reading) read(ctx context.Context) error {
 	}
 	rd.m = dshlog.NewMapper(dshlog.State{
 		SessionID: rd.rec.SessionID, Workspace: rd.rec.Workspace, Turn: rd.rec.Turn, LastSeq: rd.rec.LastSeq, Calls: calls,
+		SeedLength: rd.rec.SeedLength,
 	})
 	var err error
 	if rd.r, err = dshlog.Open(rd.f.path, dshlog.Pos{Offset: rd.rec.Offset, Skip: rd.rec.FrameSkip, Line: rd.rec.Lines}); err != nil {
@@ -219,6 +220,7 @@ func (rd *reading) commit(ctx context.Context, pos dshlog.Pos, readErr error) er
 		return fmt.Errorf("dshimport: %w", err)
 	}
 	rd.rec.SessionID, rd.rec.Workspace, rd.rec.Turn, rd.rec.LastSeq = st.SessionID, st.Workspace, st.Turn, st.LastSeq
+	rd.rec.SeedLength = st.SeedLength
 	rd.rec.Offset, rd.rec.FrameSkip, rd.rec.Lines = pos.Offset, pos.Skip, pos.Line
 	rd.rec.PendingCalls = orDefault(string(calls), "{}")
 	rd.rec.Events += int64(len(rd.batch))

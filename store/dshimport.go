@@ -29,6 +29,9 @@ type DSHImportFile struct {
 	// their results, as a JSON object by call id.
 	Turn         int    `json:"turn"`
 	PendingCalls string `json:"pending_calls"`
+	// SeedLength is the header's seedLength: a fork's leading rows that are
+	// its parent's history, skipped on every run.
+	SeedLength int64 `json:"seed_length,omitempty"`
 	// Events is how many events this file has handed to ingest.
 	Events int64 `json:"events"`
 	// Size and ModTime are the file's when it was last read.
@@ -82,7 +85,7 @@ func (f DSHImportFile) State() (state, reason string) {
 }
 
 const dshImportColumns = `path, session_id, workspace, read_offset, frame_skip, lines, last_seq,
-	turn, pending_calls, events, size, mtime_ns, last_error, damage, tail, tail_waiting, updated_at`
+	turn, pending_calls, events, size, mtime_ns, last_error, damage, tail, tail_waiting, seed_length, updated_at`
 
 // DSHImportFiles lists every session log mull has read, by path.
 func (s *Store) DSHImportFiles(ctx context.Context) ([]DSHImportFile, error) {
@@ -97,7 +100,7 @@ func (s *Store) DSHImportFiles(ctx context.Context) ([]DSHImportFile, error) {
 		var mtime int64
 		var damage string
 		if err := rows.Scan(&f.Path, &f.SessionID, &f.Workspace, &f.Offset, &f.FrameSkip, &f.Lines, &f.LastSeq,
-			&f.Turn, &f.PendingCalls, &f.Events, &f.Size, &mtime, &f.Error, &damage, &f.Tail, &f.Waiting, &f.UpdatedAt); err != nil {
+			&f.Turn, &f.PendingCalls, &f.Events, &f.Size, &mtime, &f.Error, &damage, &f.Tail, &f.Waiting, &f.SeedLength, &f.UpdatedAt); err != nil {
 			return nil, fmt.Errorf("dsh import files: %w", err)
 		}
 		if err := unmarshalDamage(damage, &f); err != nil {
@@ -123,15 +126,15 @@ func (s *Store) SaveDSHImportFile(ctx context.Context, f DSHImportFile) error {
 		damage = []byte("[]")
 	}
 	_, err = s.DB.ExecContext(ctx, `insert into dsh_import_files (`+dshImportColumns+`)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
 		on conflict (path) do update set session_id = excluded.session_id, workspace = excluded.workspace,
 			read_offset = excluded.read_offset, frame_skip = excluded.frame_skip, lines = excluded.lines,
 			last_seq = excluded.last_seq, turn = excluded.turn, pending_calls = excluded.pending_calls,
 			events = excluded.events, size = excluded.size, mtime_ns = excluded.mtime_ns,
 			last_error = excluded.last_error, damage = excluded.damage, tail = excluded.tail,
-			tail_waiting = excluded.tail_waiting, updated_at = excluded.updated_at`,
+			tail_waiting = excluded.tail_waiting, seed_length = excluded.seed_length, updated_at = excluded.updated_at`,
 		f.Path, f.SessionID, f.Workspace, f.Offset, f.FrameSkip, f.Lines, f.LastSeq,
-		f.Turn, f.PendingCalls, f.Events, f.Size, unixNano(f.ModTime), f.Error, string(damage), f.Tail, f.Waiting, s.Now())
+		f.Turn, f.PendingCalls, f.Events, f.Size, unixNano(f.ModTime), f.Error, string(damage), f.Tail, f.Waiting, f.SeedLength, s.Now())
 	if err != nil {
 		return fmt.Errorf("save dsh import file %s: %w", f.Path, err)
 	}
