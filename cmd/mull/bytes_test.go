@@ -51,3 +51,20 @@ func TestCLIRefusesBadBytes(t *testing.T) {
 		})
 	}
 }
+
+// Text from logs and LLM calls reaches the operator's terminal: control
+// characters and bidi overrides are shown as escapes, lines and tabs kept.
+func TestTermSafe(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain title":            "plain title",
+		"a\nb\tc":                "a\nb\tc",
+		"\x1b]0;pwned\x07 title": `\x1b]0;pwned\a title`,
+		"\x1b[2J\x1b[Hclear":     `\x1b[2J\x1b[Hclear`,
+		"rtl \u202eevil":         `rtl \u202eevil`,
+		"c1 \u009b31m":           `c1 \u009b31m`,
+	} {
+		if got := termSafe(in); got != want {
+			t.Errorf("termSafe(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

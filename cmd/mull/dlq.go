@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 
@@ -221,11 +223,38 @@ func printJSON(g *globals, v any) error {
 }
 
 func oneLine(s string, max int) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = termSafe(strings.Join(strings.Fields(s), " "))
 	if r := []rune(s); len(r) > max {
 		return string(r[:max-1]) + "…"
 	}
 	return s
+}
+
+// termSafe shows control characters as escapes (\x1b, \u202e), keeping
+// newlines and tabs: text from DSH logs, LLM calls and memories reaches the
+// operator's terminal through these commands, and an escape sequence in it
+// must not move the cursor, retitle the window or hide what follows.
+func termSafe(s string) string {
+	if !strings.ContainsFunc(s, unsafeRune) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unsafeRune(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+func unsafeRune(r rune) bool {
+	if r == '\n' || r == '\t' {
+		return false
+	}
+	return unicode.IsControl(r) || unicode.Is(unicode.Bidi_Control, r) || r == utf8.RuneError
 }
 
 func nonNil[T any](s []T) []T {

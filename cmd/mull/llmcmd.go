@@ -158,7 +158,7 @@ func printLLMCall(g *globals, c store.LLMCall, keep string) error {
 		return nil
 	}
 	for i, m := range c.Messages {
-		fmt.Fprintf(w, "\n--- message %d: %s (%d chars)\n%s\n", i+1, m.Role, len([]rune(m.Content)), m.Content)
+		fmt.Fprintf(w, "\n--- message %d: %s (%d chars)\n%s\n", i+1, termSafe(m.Role), len([]rune(m.Content)), termSafe(m.Content))
 	}
 	return nil
 }

@@ -148,7 +148,7 @@ func printSession(g *globals, s store.Session, usage overhead.Agent, imp *store.
 	}
 	fmt.Fprintf(g.stdout, "session %s  %s  status %s\nworkspace %s\n", s.ID, kind, s.Status, s.Workspace)
 	if s.Title != "" {
-		fmt.Fprintf(g.stdout, "title %s\n", s.Title)
+		fmt.Fprintf(g.stdout, "title %s\n", oneLine(s.Title, 200))
 	}
 	fmt.Fprintf(g.stdout, "first event %s  last event %s\n", s.FirstEventAt.Format(time.RFC3339), s.LastEventAt.Format(time.RFC3339))
 	if s.EndedAt != nil {
