@@ -3,6 +3,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"crypto/subtle"
 	"encoding/json"
@@ -69,6 +70,8 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	if d.Now == nil {
 		d.Now = time.Now
 	}
+	// Health, the workers list and the metrics judge heartbeats by it.
+	d.Config.Workers.DeadAfter = cmp.Or(d.Config.Workers.DeadAfter, config.Default().Workers.DeadAfter)
 	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
 	s.metrics = NewMetrics(d.Store, d.Logger)
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)

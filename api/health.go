@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"maps"
@@ -123,7 +122,7 @@ func (s *Server) llmState(ctx context.Context) string {
 // within workers.dead_after anywhere, pile up unseen: that is degraded,
 // and reason says so. A paused queue's jobs wait for an operator instead.
 func (s *Server) heartbeats(ctx context.Context) (check, string) {
-	deadAfter := cmp.Or(s.deps.Config.Workers.DeadAfter.D(), 45*time.Second)
+	deadAfter := s.deps.Config.Workers.DeadAfter.D()
 	live, err := s.deps.Store.LiveWorkers(ctx, s.deps.Now().Add(-deadAfter))
 	if err != nil {
 		return check{Detail: err.Error()}, ""

@@ -1,7 +1,6 @@
 package api
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -44,7 +43,7 @@ func newOpsMetrics(reg *prometheus.Registry, d Deps) *opsMetrics {
 	}
 	reg.MustRegister(m.batches, m.events, &opsCollector{
 		store: d.Store, ledger: d.Budget, logger: d.Logger, now: d.Now,
-		deadAfter: cmp.Or(d.Config.Workers.DeadAfter.D(), 45*time.Second),
+		deadAfter: d.Config.Workers.DeadAfter.D(),
 	})
 	return m
 }

@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strconv"
@@ -10,8 +11,9 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-// sessionDetail is GET /v1/sessions/{id}: the session and its last events.
-type sessionDetail struct {
+// SessionDetail is GET /v1/sessions/{id} and `mull sessions show --json`:
+// the session, the agent's usage in it, its import, and its last events.
+type SessionDetail struct {
 	store.Session
 	// Usage is the agent's own usage in the session, priced (llm.prices).
 	Usage overhead.Agent `json:"usage"`
@@ -19,6 +21,25 @@ type sessionDetail struct {
 	// incomplete with the reason); absent when mull never read a log of it.
 	Import     *store.SessionImport `json:"import,omitempty"`
 	LastEvents []store.Event        `json:"last_events"`
+}
+
+// LoadSession reads session id's detail with its last n events; an
+// unknown id is store.ErrNotFound.
+func LoadSession(ctx context.Context, st *store.Store, prices llm.Pricing, id string, n int) (SessionDetail, error) {
+	var d SessionDetail
+	var err error
+	if d.Session, err = st.GetSession(ctx, id); err != nil {
+		return d, err
+	}
+	if d.LastEvents, err = st.SessionEvents(ctx, id, n); err != nil {
+		return d, err
+	}
+	d.LastEvents = nonNil(d.LastEvents)
+	if d.Usage, err = overhead.ForSession(ctx, st, prices, id); err != nil {
+		return d, err
+	}
+	d.Import, err = st.SessionImport(ctx, id)
+	return d, err
 }
 
 // listSessions answers GET /v1/sessions?workspace=&status=&limit=.
@@ -49,31 +70,15 @@ func (s *Server) showSession(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	sess, err := s.deps.Store.GetSession(r.Context(), r.PathValue("id"))
+	d, err := LoadSession(r.Context(), s.deps.Store, llm.NewPricing(s.deps.Config.LLM), r.PathValue("id"), n)
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, err.Error())
-		return
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, err.Error())
-		return
+	default:
+		writeJSON(w, http.StatusOK, d)
 	}
-	evs, err := s.deps.Store.SessionEvents(r.Context(), sess.ID, n)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	usage, err := overhead.ForSession(r.Context(), s.deps.Store, llm.NewPricing(s.deps.Config.LLM), sess.ID)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	imp, err := s.deps.Store.SessionImport(r.Context(), sess.ID)
-	if err != nil {
-		writeError(w, http.StatusInternalServerError, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, sessionDetail{Session: sess, Usage: usage, Import: imp, LastEvents: nonNil(evs)})
 }
 
 // queryLimit parses an optional positive count; zero means the default.

@@ -1,9 +1,7 @@
 package api
 
 import (
-	"cmp"
 	"net/http"
-	"time"
 
 	"github.com/mullhq/mull/store"
 )
@@ -17,7 +15,7 @@ func (s *Server) workers(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusInternalServerError, err.Error())
 		return
 	}
-	deadAfter := cmp.Or(s.deps.Config.Workers.DeadAfter.D(), 45*time.Second)
+	deadAfter := s.deps.Config.Workers.DeadAfter.D()
 	out := store.WorkerStatuses(ws, s.deps.Now(), deadAfter)
 	live := 0
 	for _, st := range out {

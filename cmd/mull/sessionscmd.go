@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/overhead"
 	"github.com/mullhq/mull/store"
@@ -82,18 +83,6 @@ func newSessionsListCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// sessionDetail is `sessions show --json`: the session and its last events,
-// the same shape as GET /v1/sessions/{id}.
-type sessionDetail struct {
-	store.Session
-	// Usage is the agent's own usage in the session, priced (llm.prices).
-	Usage overhead.Agent `json:"usage"`
-	// Import is how its import from DSH's logs stands; absent when mull
-	// never read a log of it.
-	Import     *store.SessionImport `json:"import,omitempty"`
-	LastEvents []store.Event        `json:"last_events"`
-}
-
 func newSessionsShowCmd(g *globals) *cobra.Command {
 	var n int
 	var asJSON bool
@@ -110,29 +99,17 @@ func newSessionsShowCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			sess, err := a.store.GetSession(cmd.Context(), args[0])
+			d, err := api.LoadSession(cmd.Context(), a.store, llm.NewPricing(a.cfg.LLM), args[0], n)
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no session %q", args[0])
 			}
 			if err != nil {
 				return err
 			}
-			evs, err := a.store.SessionEvents(cmd.Context(), sess.ID, n)
-			if err != nil {
-				return err
-			}
-			usage, err := overhead.ForSession(cmd.Context(), a.store, llm.NewPricing(a.cfg.LLM), sess.ID)
-			if err != nil {
-				return err
-			}
-			imp, err := a.store.SessionImport(cmd.Context(), sess.ID)
-			if err != nil {
-				return err
-			}
 			if asJSON {
-				return printJSON(g, sessionDetail{Session: sess, Usage: usage, Import: imp, LastEvents: nonNil(evs)})
+				return printJSON(g, d)
 			}
-			printSession(g, sess, usage, imp, evs)
+			printSession(g, d.Session, d.Usage, d.Import, d.LastEvents)
 			return nil
 		},
 	}
