@@ -46,6 +46,36 @@ func TestExcerptBoundIs3500(t *testing.T) {
 	}
 }
 
+// TestExcerptBoundIsExactly3500: an excerpt of exactly 3,500 characters is
+// kept whole and one of 3,501 is cut, so a bound of 3,499 or 3,501 fails.
+func TestExcerptBoundIsExactly3500(t *testing.T) {
+	withPad := func(pad int) retro.Input {
+		var in retro.Input
+		for i := range 12 {
+			n := 250
+			if i == 0 {
+				n = pad
+			}
+			in.Transcript = append(in.Transcript, retro.Message{Time: at(i), Role: "user", Text: fmt.Sprintf("m%02d ", i) + strings.Repeat("x", n)})
+		}
+		return in
+	}
+	whole := func(pad int) string { return retro.BuildExcerpt(withPad(pad), retro.Caps{MaxChars: 1 << 20}) }
+	pad := 0
+	for pad < 280 && utf8.RuneCountInString(whole(pad)) != 3500 {
+		pad++
+	}
+	if n := utf8.RuneCountInString(whole(pad + 1)); n != 3501 {
+		t.Fatalf("fixture: pad %d+1 gives %d characters, want 3501", pad, n)
+	}
+	if got, full := retro.BuildExcerpt(withPad(pad), retro.Caps{}), whole(pad); got != full {
+		t.Errorf("an excerpt of exactly 3500 characters was cut to %d", utf8.RuneCountInString(got))
+	}
+	if got := retro.BuildExcerpt(withPad(pad+1), retro.Caps{}); utf8.RuneCountInString(got) > 3500 || got == whole(pad+1) {
+		t.Errorf("an excerpt of 3501 characters was kept at %d", utf8.RuneCountInString(got))
+	}
+}
+
 // TestExcerptFeedbackFirst: the user's feedback opens the session excerpt,
 // before errors, tool failures and the transcript (the seed's strongest
 // evidence first); ErrorFocus opens with the errors.
