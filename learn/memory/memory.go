@@ -128,6 +128,27 @@ type Memory struct {
 	QuarantineReason string `json:"quarantine_reason,omitempty"`
 	// PromotedFrom names the workspace a global copy was promoted from.
 	PromotedFrom string `json:"promoted_from,omitempty"`
+
+	// The lesson model (seed 000; see lesson.go). Zero for other kinds.
+
+	// Scope is who a structured lesson is shown to; "" for other kinds,
+	// whose Workspace alone says it.
+	Scope LessonScope `json:"scope,omitempty"`
+	// ScopeSession is the named session of a LessonSession lesson, or the
+	// source session of a LessonReflection one.
+	ScopeSession string `json:"scope_session,omitempty"`
+	// Lesson holds the structured fields; nil for other kinds and for a
+	// free-text lesson written before the lesson model.
+	Lesson *LessonFields `json:"lesson,omitempty"`
+	// TaskID is the task whose reflection wrote it.
+	TaskID string `json:"task_id,omitempty"`
+	// State is the lifecycle; "" reads as active, or superseded when
+	// InvalidAt is set.
+	State State `json:"state,omitempty"`
+	// PromotedFromID is the lesson this one was promoted from. Promotion is
+	// a state transition: the source stays (history) but stops being served
+	// on the paths this one covers.
+	PromotedFromID int64 `json:"promoted_from_id,omitempty"`
 }
 
 // NeverStale as TTLDays keeps a memory from ever going stale.
