@@ -4,7 +4,13 @@
 // rendered. No SQL, no River, no HTTP here.
 package lesson
 
-import "time"
+import (
+	"cmp"
+	"slices"
+	"time"
+
+	"github.com/mullhq/mull/learn/memory"
+)
 
 // MaxDetailed is how many lessons a snapshot keeps in full (the seed's 12);
 // the rest are listed by id and problem only.
@@ -62,4 +68,110 @@ func (s Snapshot) IDs() []int64 {
 		ids = append(ids, o.ID)
 	}
 	return ids
+}
+
+// BuildSnapshot freezes the decision environment of a task opening at
+// takenAt, from the lessons in force for its session as of the digest
+// published at committedAt. inForce is already filtered (who sees what is
+// scope.go's rule, what the digest showed is the store's); memories of
+// other than the structured kinds are left out, and an id listed twice
+// counts once.
+//
+// The first MaxDetailed lessons, by confidence (high → medium → low) and
+// newest first within a level, are kept in full; the rest are kept by id,
+// confidence and problem, so Count is every lesson in force and every id
+// is in the snapshot. Taking "the first 12 as written" instead would drop
+// the newest and most confident lessons, the seed's own finding.
+//
+// A lesson without structured fields (free text written before the lesson
+// model, Lesson == nil) keeps its Text as its problem and ranks as medium:
+// nobody rated it, so it sits neither above a lesson its writer rated high
+// nor below one rated low. A structured lesson without a confidence, or
+// with one outside the three, ranks as medium too, and the snapshot says
+// medium, so what the agent reads matches the order it was ranked in.
+func BuildSnapshot(inForce []memory.Memory, takenAt, committedAt time.Time) Snapshot {
+	ms := make([]memory.Memory, 0, len(inForce))
+	seen := make(map[int64]bool, len(inForce))
+	for _, m := range inForce {
+		if m.Kind.Structured() && !seen[m.ID] {
+			seen[m.ID] = true
+			ms = append(ms, m)
+		}
+	}
+	slices.SortStableFunc(ms, func(a, b memory.Memory) int {
+		return cmp.Or(
+			cmp.Compare(confidenceRank(snapshotConfidence(a)), confidenceRank(snapshotConfidence(b))),
+			b.RecordedAt.Compare(a.RecordedAt),
+			cmp.Compare(b.ID, a.ID),
+		)
+	})
+	s := Snapshot{
+		TakenAt:     takenAt.UTC(),
+		CommittedAt: committedAt.UTC(),
+		Count:       len(ms),
+		Truncated:   len(ms) > MaxDetailed,
+		Lessons:     []Entry{},
+		Omitted:     []Omitted{},
+	}
+	for i, m := range ms {
+		if i < MaxDetailed {
+			s.Lessons = append(s.Lessons, snapshotEntry(m))
+			continue
+		}
+		s.Omitted = append(s.Omitted, Omitted{ID: m.ID, Confidence: string(snapshotConfidence(m)), Problem: snapshotEntry(m).Problem})
+	}
+	return s
+}
+
+// snapshotEntry is m as a snapshot keeps it in full.
+func snapshotEntry(m memory.Memory) Entry {
+	e := Entry{
+		ID:         m.ID,
+		Kind:       string(m.Kind),
+		Scope:      string(snapshotScope(m)),
+		Confidence: string(snapshotConfidence(m)),
+		Problem:    m.Text,
+	}
+	if f := m.Lesson; f != nil {
+		e.Problem = cmp.Or(f.Problem, m.Text)
+		e.Attempted, e.Correction, e.AppliesWhen = f.Attempted, f.Correction, f.AppliesWhen
+		e.Avoid, e.Instead = f.Avoid, f.Instead
+	}
+	return e
+}
+
+// snapshotScope is m's lesson scope; a lesson written before scopes (Scope
+// "") is global when it has no workspace and workspace-scoped otherwise,
+// which is who the digest showed it to.
+func snapshotScope(m memory.Memory) memory.LessonScope {
+	switch {
+	case m.Scope != "":
+		return m.Scope
+	case m.Workspace == "":
+		return memory.LessonGlobal
+	}
+	return memory.LessonWorkspace
+}
+
+// snapshotConfidence is m's confidence for ranking: medium when unrated
+// (see BuildSnapshot).
+func snapshotConfidence(m memory.Memory) memory.Confidence {
+	if m.Lesson != nil {
+		switch c := m.Lesson.Confidence; c {
+		case memory.ConfidenceHigh, memory.ConfidenceMedium, memory.ConfidenceLow:
+			return c
+		}
+	}
+	return memory.ConfidenceMedium
+}
+
+// confidenceRank orders confidences high first.
+func confidenceRank(c memory.Confidence) int {
+	switch c {
+	case memory.ConfidenceHigh:
+		return 0
+	case memory.ConfidenceLow:
+		return 2
+	}
+	return 1
 }
