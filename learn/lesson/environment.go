@@ -16,9 +16,9 @@ const (
 		"and whether you actually followed them — not whether they still seem right now."
 )
 
-// withheldField stands in for a stored text the render-time gate refuses:
+// envWithheld stands in for a stored text the render-time gate refuses:
 // the entry (and so its id) stays, only that text is not shown.
-const withheldField = "(not shown: withheld by the trust gate)"
+const envWithheld = "(not shown: withheld by the trust gate)"
 
 // LessonRef is how a lesson id is written in a prompt or an answer: "L42".
 // The prefix keeps it apart from the E-numbers of an environment, task ids
@@ -40,44 +40,44 @@ func ParseLessonRef(s string) (int64, error) {
 	return id, nil
 }
 
-// entryRef names the n-th detailed entry of an environment (1-based) and
+// envEntryRef names the n-th detailed entry of an environment (1-based) and
 // the lesson it is: "[E1 L42]". The E-number is the entry's place in the
 // snapshot, which the seed's material and lookup use; the lesson id is what
 // the agent passes to lessons_lookup and what a reflection's target_id and
 // the precedent counts refer to, so both are shown.
-func entryRef(n int, id int64) string {
+func envEntryRef(n int, id int64) string {
 	return "[E" + strconv.Itoa(n) + " " + LessonRef(id) + "]"
 }
 
-// gatedField is one stored text through the render-time gate (trust.Line:
-// one line, redacted, neutralized), or withheldField when it must not be
+// envField is one stored text through the render-time gate (trust.Line:
+// one line, redacted, neutralized), or envWithheld when it must not be
 // shown. Everything a snapshot holds reaches a prompt, and a snapshot is
 // never rewritten, so it is gated every time it is rendered.
-func gatedField(s string) string {
+func envField(s string) string {
 	if l, ok := trust.Line(s); ok {
 		return l
 	}
-	return withheldField
+	return envWithheld
 }
 
-// entryHead is "(scope, confidence) problem", with the kind added when it
+// envEntryHead is "(scope, confidence) problem", with the kind added when it
 // is not a plain lesson: a directive is a required method and a failure a
 // constraint, which the agent must see to judge whether it followed them.
-func entryHead(e Entry) string {
+func envEntryHead(e Entry) string {
 	kind := e.Kind
 	if kind == "lesson" {
 		kind = ""
 	}
-	return tagged(gatedField(e.Problem), e.Scope, e.Confidence, kind)
+	return envTagged(envField(e.Problem), e.Scope, e.Confidence, kind)
 }
 
-// tagged is "(tag, tag) text"; empty tags are left out, and the
+// envTagged is "(tag, tag) text"; empty tags are left out, and the
 // parentheses with them when none is left.
-func tagged(text string, tags ...string) string {
+func envTagged(text string, tags ...string) string {
 	var shown []string
 	for _, t := range tags {
 		if strings.TrimSpace(t) != "" {
-			shown = append(shown, gatedField(t))
+			shown = append(shown, envField(t))
 		}
 	}
 	if len(shown) == 0 {
@@ -86,14 +86,14 @@ func tagged(text string, tags ...string) string {
 	return "(" + strings.Join(shown, ", ") + ") " + text
 }
 
-// entryDetail is the indented lines under an entry: what to do instead
+// envEntryDetail is the indented lines under an entry: what to do instead
 // (a failure's avoid and instead; a directive's required method) and when
 // it applies. Empty fields are left out.
-func entryDetail(e Entry, indent string) []string {
+func envEntryDetail(e Entry, indent string) []string {
 	var out []string
 	add := func(label, v string) {
 		if strings.TrimSpace(v) != "" {
-			out = append(out, indent+label+gatedField(v))
+			out = append(out, indent+label+envField(v))
 		}
 	}
 	switch e.Kind {
@@ -141,15 +141,15 @@ func RenderEnvironment(s Snapshot) string {
 		b.WriteString("  (no lessons were in force)\n")
 	}
 	for i, e := range s.Lessons {
-		b.WriteString("  " + entryRef(i+1, e.ID) + " " + entryHead(e) + "\n")
-		for _, l := range entryDetail(e, "        ") {
+		b.WriteString("  " + envEntryRef(i+1, e.ID) + " " + envEntryHead(e) + "\n")
+		for _, l := range envEntryDetail(e, "        ") {
 			b.WriteString(l + "\n")
 		}
 	}
 	if len(s.Omitted) > 0 {
 		b.WriteString("\n" + environmentOmitted + strconv.Itoa(len(s.Omitted)) + "):\n")
 		for _, o := range s.Omitted {
-			b.WriteString("  [" + LessonRef(o.ID) + "] " + tagged(gatedField(o.Problem), o.Confidence) + "\n")
+			b.WriteString("  [" + LessonRef(o.ID) + "] " + envTagged(envField(o.Problem), o.Confidence) + "\n")
 		}
 	}
 	b.WriteString("\n" + environmentClose)

@@ -100,7 +100,7 @@ func BuildSnapshot(inForce []memory.Memory, takenAt, committedAt time.Time) Snap
 	}
 	slices.SortStableFunc(ms, func(a, b memory.Memory) int {
 		return cmp.Or(
-			cmp.Compare(confidenceRank(snapshotConfidence(a)), confidenceRank(snapshotConfidence(b))),
+			cmp.Compare(snapshotRank(snapshotConfidence(a)), snapshotRank(snapshotConfidence(b))),
 			b.RecordedAt.Compare(a.RecordedAt),
 			cmp.Compare(b.ID, a.ID),
 		)
@@ -165,8 +165,8 @@ func snapshotConfidence(m memory.Memory) memory.Confidence {
 	return memory.ConfidenceMedium
 }
 
-// confidenceRank orders confidences high first.
-func confidenceRank(c memory.Confidence) int {
+// snapshotRank orders confidences high first.
+func snapshotRank(c memory.Confidence) int {
 	switch c {
 	case memory.ConfidenceHigh:
 		return 0
