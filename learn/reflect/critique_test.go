@@ -1,6 +1,7 @@
 package reflect_test
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -138,6 +139,16 @@ func TestCritiqueAccepted(t *testing.T) {
 	}
 	if c.SteelmanRounds[1].Threatens != "inference" || c.SteelmanRounds[1].Survives != "n/a" {
 		t.Errorf("rounds = %+v", c.SteelmanRounds)
+	}
+	// The stored JSON keeps the marked fields apart from the argument.
+	b, _ := json.Marshal(c)
+	for _, want := range []string{`"markers":{"alternatives":"n/a","unresolved":"无"}`, `"unresolved_keys":["alternatives","unresolved"]`, `"premise_truth":"established"`, `"verdict":"holds"`} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("critique JSON %s lacks %s", b, want)
+		}
+	}
+	if strings.Contains(string(b), `"alternatives":"n/a","claim"`) || strings.Contains(string(b), `"argument":{"alternatives"`) {
+		t.Errorf("a marked field is in the stored argument: %s", b)
 	}
 	if r.Lessons[0].Fields.Narrowed != "" {
 		t.Error("a lesson that holds is narrowed")

@@ -103,6 +103,12 @@ func TestTrajectoryCap(t *testing.T) {
 	if len(tr.Entries) != 40 || tr.Omitted != 2 || tr.Entries[0].Seq != 1 || tr.Entries[1].Seq != 4 || tr.Entries[39].Seq != 42 {
 		t.Errorf("kept %d, omitted %d: %s", len(tr.Entries), tr.Omitted, roles(tr))
 	}
+	if exact := reflect.BuildTrajectory(evs[:40], reflect.TrajectoryOptions{}); len(exact.Entries) != 40 || exact.Omitted != 0 {
+		t.Errorf("40 entries: kept %d, omitted %d", len(exact.Entries), exact.Omitted)
+	}
+	if one := reflect.BuildTrajectory(evs[:41], reflect.TrajectoryOptions{}); len(one.Entries) != 40 || one.Omitted != 1 {
+		t.Errorf("41 entries: kept %d, omitted %d", len(one.Entries), one.Omitted)
+	}
 	if empty := reflect.BuildTrajectory([]reflect.Event{tool(1, "read", false), ev(2, events.TurnEnd, nil)}, reflect.TrajectoryOptions{}); !empty.Empty() {
 		t.Errorf("a window of passing tool calls is not empty: %+v", empty)
 	}
