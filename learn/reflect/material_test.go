@@ -163,3 +163,21 @@ func TestMaterialCaps(t *testing.T) {
 		t.Errorf("the trajectory did not keep its first and newest entries:\n%.600s", traj)
 	}
 }
+
+// TestSchemaMatchesParse: every key Parse reads is in the schema the
+// material shows (but pattern, the legacy name, and task_id, which the
+// tool call carries), so the two cannot drift apart.
+func TestSchemaMatchesParse(t *testing.T) {
+	got := reflect.Material(brief, env, trajectory(), reflect.MaterialOptions{Mode: reflect.ModeJob, Adversarial: true})
+	schema := got[strings.Index(got, "SCHEMA"):]
+	for _, keys := range [][]string{reflect.TopKeys, reflect.LessonKeys, reflect.CritiqueKeys, reflect.RoundKeys, reflect.ValidityKeys} {
+		for _, k := range keys {
+			if k == "pattern" || k == "task_id" {
+				continue
+			}
+			if !strings.Contains(schema, `"`+k+`"`) {
+				t.Errorf("the schema does not show %q", k)
+			}
+		}
+	}
+}
