@@ -1,4 +1,4 @@
-package reflect
+package reflection
 
 // The schema's keys, for the test that the material's schema and Parse agree.
 var (

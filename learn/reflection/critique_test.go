@@ -1,4 +1,4 @@
-package reflect_test
+package reflection_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/mullhq/mull/learn/reflect"
+	"github.com/mullhq/mull/learn/reflection"
 )
 
 // critique is a valid adversarial review; tests change one thing in a copy.
@@ -76,7 +76,7 @@ func TestCritiqueRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parse(t, c.in, reflect.Options{Adversarial: true})
+			_, err := parse(t, c.in, reflection.Options{Adversarial: true})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -93,11 +93,11 @@ func TestCritiqueRefusals(t *testing.T) {
 // TestElevenFields pins the argument's eleven fields: each one missing is
 // refused, and a field outside them is unknown.
 func TestElevenFields(t *testing.T) {
-	if len(reflect.ArgumentFields) != 11 {
-		t.Fatalf("%d argument fields, the seed has 11", len(reflect.ArgumentFields))
+	if len(reflection.ArgumentFields) != 11 {
+		t.Fatalf("%d argument fields, the seed has 11", len(reflection.ArgumentFields))
 	}
-	for _, f := range reflect.ArgumentFields {
-		_, err := parse(t, reviewed(with(critique(), f, nil)), reflect.Options{Adversarial: true})
+	for _, f := range reflection.ArgumentFields {
+		_, err := parse(t, reviewed(with(critique(), f, nil)), reflection.Options{Adversarial: true})
 		if err == nil || fieldOf(t, err) != "lessons[0].critique."+f {
 			t.Errorf("without %s: %v", f, err)
 		}
@@ -112,20 +112,20 @@ func TestRounds(t *testing.T) {
 		for _, l := range links[:n] {
 			rs = append(rs, round(l))
 		}
-		_, err := parse(t, reviewed(with(critique(), "steelman_rounds", rs)), reflect.Options{Adversarial: true})
-		if (err == nil) != (n >= reflect.MinRounds) || reflect.MinRounds != 2 {
+		_, err := parse(t, reviewed(with(critique(), "steelman_rounds", rs)), reflection.Options{Adversarial: true})
+		if (err == nil) != (n >= reflection.MinRounds) || reflection.MinRounds != 2 {
 			t.Errorf("%d rounds: err = %v", n, err)
 		}
 	}
 }
 
 func TestCritiqueAccepted(t *testing.T) {
-	r, err := parse(t, reviewed(critique()), reflect.Options{Adversarial: true})
+	r, err := parse(t, reviewed(critique()), reflection.Options{Adversarial: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := r.Lessons[0].Critique
-	if c == nil || c.Verdict != reflect.Holds || r.Verdict() != reflect.Holds || r.Storing() != 1 {
+	if c == nil || c.Verdict != reflection.Holds || r.Verdict() != reflection.Holds || r.Storing() != 1 {
 		t.Fatalf("critique = %+v", c)
 	}
 	if _, ok := c.Argument["alternatives"]; ok {
@@ -157,37 +157,37 @@ func TestCritiqueAccepted(t *testing.T) {
 
 func TestMarkers(t *testing.T) {
 	for _, s := range []string{"n/a", " N/A ", "Unknown", "UNKNOWN", "无", " 不适用\n"} {
-		if !reflect.IsMarker(s) {
+		if !reflection.IsMarker(s) {
 			t.Errorf("%q is not a marker", s)
 		}
 	}
 	for _, s := range []string{"", "na", "none", "n/a: nothing", "无关", "不适用于此"} {
-		if reflect.IsMarker(s) {
+		if reflection.IsMarker(s) {
 			t.Errorf("%q is a marker", s)
 		}
 	}
 }
 
 func TestVerdicts(t *testing.T) {
-	opts := reflect.Options{Adversarial: true}
+	opts := reflection.Options{Adversarial: true}
 	nar, err := parse(t, reviewed(with(critique(), "verdict", "narrowed")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nar.Lessons[0].Fields.Narrowed; got != critique()["scope"] || nar.Verdict() != reflect.Narrowed || nar.Storing() != 1 {
+	if got := nar.Lessons[0].Fields.Narrowed; got != critique()["scope"] || nar.Verdict() != reflection.Narrowed || nar.Storing() != 1 {
 		t.Errorf("narrowed: boundary %q, verdict %q", got, nar.Verdict())
 	}
 	wd, err := parse(t, reviewed(with(critique(), "verdict", "withdrawn")), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wd.Storing() != 0 || wd.Verdict() != reflect.Withdrawn || wd.Lessons[0].Stores() || !wd.Lessons[0].Withdrawn() {
+	if wd.Storing() != 0 || wd.Verdict() != reflection.Withdrawn || wd.Lessons[0].Stores() || !wd.Lessons[0].Withdrawn() {
 		t.Errorf("withdrawn stores %d, verdict %q", wd.Storing(), wd.Verdict())
 	}
 	// A shared (top-level) critique reviews every lesson without its own.
 	shared := with(doc(newLesson(), with(newLesson(), "problem", "second")), "critique", with(critique(), "verdict", "withdrawn"))
 	sh, err := parse(t, shared, opts)
-	if err != nil || sh.Storing() != 0 || sh.Verdict() != reflect.Withdrawn {
+	if err != nil || sh.Storing() != 0 || sh.Verdict() != reflection.Withdrawn {
 		t.Errorf("shared withdrawn: %v, storing %d", err, sh.Storing())
 	}
 }
@@ -195,19 +195,19 @@ func TestVerdicts(t *testing.T) {
 func TestAdversarialSwitch(t *testing.T) {
 	l := newLesson()
 	in := doc(l, m{"relation": "repeat", "target_id": 4}, m{"relation": "none"})
-	if _, err := parse(t, in, reflect.Options{}); err != nil {
+	if _, err := parse(t, in, reflection.Options{}); err != nil {
 		t.Errorf("off: %v", err)
 	}
-	_, err := parse(t, in, reflect.Options{Adversarial: true})
+	_, err := parse(t, in, reflection.Options{Adversarial: true})
 	if err == nil || fieldOf(t, err) != "lessons[0].critique" {
 		t.Errorf("on, new lesson without critique: %v", err)
 	}
 	// Repeat and none store no lesson: they need no critique.
-	if _, err := parse(t, doc(m{"relation": "repeat", "target_id": 4}, m{"relation": "none"}), reflect.Options{Adversarial: true}); err != nil {
+	if _, err := parse(t, doc(m{"relation": "repeat", "target_id": 4}, m{"relation": "none"}), reflection.Options{Adversarial: true}); err != nil {
 		t.Errorf("on, repeat and none: %v", err)
 	}
 	// Off, a critique sent is still checked.
-	if _, err := parse(t, reviewed(with(critique(), "steelman_rounds", a{round("claim")})), reflect.Options{}); err == nil {
+	if _, err := parse(t, reviewed(with(critique(), "steelman_rounds", a{round("claim")})), reflection.Options{}); err == nil {
 		t.Error("off: a one-round critique is accepted")
 	}
 }

@@ -1,4 +1,4 @@
-// Package reflect holds the pure rules of a task reflection (the
+// Package reflection holds the pure rules of a task reflection (the
 // dsh-lessons seed, 000): the JSON a reflection is written in (the
 // reflect_task job's model output and the agent's task_reflect call send
 // the same), how it is validated, the adversarial review a lesson may have
@@ -6,7 +6,7 @@
 // task window and the instructions around it), the per-turn fallback's
 // material and the missed-task nudge. No SQL, no River, no HTTP here: the
 // job and the API load the events, call these and store the result.
-package reflect
+package reflection
 
 import "github.com/mullhq/mull/learn/memory"
 

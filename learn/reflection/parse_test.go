@@ -1,4 +1,4 @@
-package reflect_test
+package reflection_test
 
 import (
 	"encoding/json"
@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/mullhq/mull/learn/memory"
-	"github.com/mullhq/mull/learn/reflect"
+	"github.com/mullhq/mull/learn/reflection"
 )
 
 type m = map[string]any
@@ -44,19 +44,19 @@ func with(base m, kv ...any) m {
 	return out
 }
 
-func parse(t *testing.T, v any, opts reflect.Options) (reflect.Reflection, error) {
+func parse(t *testing.T, v any, opts reflection.Options) (reflection.Reflection, error) {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return reflect.Parse(b, opts)
+	return reflection.Parse(b, opts)
 }
 
 // fieldOf returns the refused path, failing the test on any other error.
 func fieldOf(t *testing.T, err error) string {
 	t.Helper()
-	var fe *reflect.FieldError
+	var fe *reflection.FieldError
 	if !errors.As(err, &fe) {
 		t.Fatalf("error %v (%T) is not a *FieldError", err, err)
 	}
@@ -84,7 +84,7 @@ func TestParseRefusals(t *testing.T) {
 		{"blank assessment", with(doc(l), "assessment", "  "), "assessment", "required"},
 		{"no lessons", with(doc(l), "lessons", nil), "lessons", "required"},
 		{"lessons not an array", with(doc(l), "lessons", "x"), "lessons", "must be an array"},
-		{"too many lessons", many(reflect.MaxLessons + 1), "lessons", "at most 6"},
+		{"too many lessons", many(reflection.MaxLessons + 1), "lessons", "at most 6"},
 		{"unknown lesson field", doc(l, with(l, "rationale", "x")), "lessons[1].rationale", "unknown field"},
 		{"no relation", doc(with(l, "relation", nil)), "lessons[0].relation", "required"},
 		{"bad relation", doc(l, l, with(l, "relation", "update")), "lessons[2].relation", `"update" is not one of new, repeat, revise, none`},
@@ -92,7 +92,7 @@ func TestParseRefusals(t *testing.T) {
 		{"bad scope", doc(with(l, "scope", "project")), "lessons[0].scope", "not one of"},
 		{"bad confidence", doc(with(l, "confidence", "certain")), "lessons[0].confidence", "not one of"},
 		{"field not a string", doc(with(l, "correction", 3)), "lessons[0].correction", "must be a string"},
-		{"field too long", doc(with(l, "attempted", strings.Repeat("长", reflect.MaxFieldRunes+1))), "lessons[0].attempted", "longer than 400"},
+		{"field too long", doc(with(l, "attempted", strings.Repeat("长", reflection.MaxFieldRunes+1))), "lessons[0].attempted", "longer than 400"},
 		{"lesson needs problem", doc(with(l, "problem", nil)), "lessons[0].problem", "required for a new lesson"},
 		{"lesson needs correction", doc(with(l, "correction", nil)), "lessons[0].correction", "required for a new lesson"},
 		{"failure needs avoid", doc(with(l, "kind", "failure", "correction", nil)), "lessons[0].avoid", "required for a new failure"},
@@ -120,7 +120,7 @@ func TestParseRefusals(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := parse(t, c.in, reflect.Options{})
+			_, err := parse(t, c.in, reflection.Options{})
 			if err == nil {
 				t.Fatal("accepted")
 			}
@@ -144,7 +144,7 @@ func TestParseAccepts(t *testing.T) {
 			"conflicts", a{m{"with": "id 15", "kind": "apparent", "note": "exception for generated files"}}),
 		m{"relation": "none"},
 		with(l, "scope", "session", "session_id", "session-1", "boundary", "only that project"),
-	), reflect.Options{})
+	), reflection.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestParseAccepts(t *testing.T) {
 	if rev.TargetID != 14 || strings.Join(rev.EvidenceTaskIDs, ",") != "task-a,turn-s-3" || rev.Kind != memory.Failure || !rev.Stores() {
 		t.Errorf("revise = %+v", rev)
 	}
-	if len(rev.Conflicts) != 1 || rev.Conflicts[0] != (reflect.Conflict{With: 15, Kind: memory.ConflictApparent, Note: "exception for generated files"}) {
+	if len(rev.Conflicts) != 1 || rev.Conflicts[0] != (reflection.Conflict{With: 15, Kind: memory.ConflictApparent, Note: "exception for generated files"}) {
 		t.Errorf("conflicts = %+v", rev.Conflicts)
 	}
 	if r.Lessons[4].Stores() || r.Lessons[5].SessionID != "session-1" || r.Lessons[5].Index != 5 {
@@ -178,12 +178,12 @@ func TestParseAccepts(t *testing.T) {
 
 // TestMaxLessons pins the cap: 6 lessons pass, 7 are refused.
 func TestMaxLessons(t *testing.T) {
-	for n, ok := range map[int]bool{reflect.MaxLessons - 1: true, 6: true, 7: false} {
+	for n, ok := range map[int]bool{reflection.MaxLessons - 1: true, 6: true, 7: false} {
 		ls := make([]m, n)
 		for i := range ls {
 			ls[i] = m{"relation": "none"}
 		}
-		if _, err := parse(t, doc(ls...), reflect.Options{}); (err == nil) != ok {
+		if _, err := parse(t, doc(ls...), reflection.Options{}); (err == nil) != ok {
 			t.Errorf("%d lessons: err = %v", n, err)
 		}
 	}
@@ -193,17 +193,17 @@ func TestParseDocument(t *testing.T) {
 	for name, in := range map[string]string{
 		"not json":    `{"assessment": `,
 		"two values":  `{"assessment":"a","lessons":[]} {}`,
-		"too large":   `{"assessment":"` + strings.Repeat("x", reflect.MaxBytes) + `","lessons":[]}`,
+		"too large":   `{"assessment":"` + strings.Repeat("x", reflection.MaxBytes) + `","lessons":[]}`,
 		"bad utf8":    "{\"assessment\":\"\xff\",\"lessons\":[]}",
 		"null lesson": `{"assessment":"a","lessons":[null]}`,
 	} {
-		if _, err := reflect.Parse([]byte(in), reflect.Options{}); err == nil {
+		if _, err := reflection.Parse([]byte(in), reflection.Options{}); err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {
 			fieldOf(t, err)
 		}
 	}
-	r, err := reflect.Parse([]byte(`{"task_id":"task-1","assessment":"nothing new","lessons":[]}`), reflect.Options{Adversarial: true})
+	r, err := reflection.Parse([]byte(`{"task_id":"task-1","assessment":"nothing new","lessons":[]}`), reflection.Options{Adversarial: true})
 	if err != nil || r.TaskID != "task-1" || len(r.Lessons) != 0 {
 		t.Fatalf("empty reflection: %+v %v", r, err)
 	}

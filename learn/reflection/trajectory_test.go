@@ -1,4 +1,4 @@
-package reflect_test
+package reflection_test
 
 import (
 	"encoding/json"
@@ -8,36 +8,36 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/events"
-	"github.com/mullhq/mull/learn/reflect"
+	"github.com/mullhq/mull/learn/reflection"
 )
 
 var t0 = time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
 
-func ev(seq int64, typ events.Type, f func(*reflect.Event)) reflect.Event {
-	e := reflect.Event{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Type: typ}
+func ev(seq int64, typ events.Type, f func(*reflection.Event)) reflection.Event {
+	e := reflection.Event{Seq: seq, Time: t0.Add(time.Duration(seq) * time.Second), Type: typ}
 	if f != nil {
 		f(&e)
 	}
 	return e
 }
 
-func user(seq int64, text string) reflect.Event {
-	return ev(seq, events.UserMessage, func(e *reflect.Event) { e.Text = text; e.Source = "user" })
+func user(seq int64, text string) reflection.Event {
+	return ev(seq, events.UserMessage, func(e *reflection.Event) { e.Text = text; e.Source = "user" })
 }
 
-func said(seq int64, text string) reflect.Event {
-	return ev(seq, events.AssistantMessage, func(e *reflect.Event) { e.Text = text })
+func said(seq int64, text string) reflection.Event {
+	return ev(seq, events.AssistantMessage, func(e *reflection.Event) { e.Text = text })
 }
 
-func thought(seq int64, text string) reflect.Event {
-	return ev(seq, events.AssistantMessage, func(e *reflect.Event) { e.Reasoning = text })
+func thought(seq int64, text string) reflection.Event {
+	return ev(seq, events.AssistantMessage, func(e *reflection.Event) { e.Reasoning = text })
 }
 
-func tool(seq int64, name string, failed bool) reflect.Event {
-	return ev(seq, events.ToolResult, func(e *reflect.Event) { e.Tool = name; e.IsError = failed })
+func tool(seq int64, name string, failed bool) reflection.Event {
+	return ev(seq, events.ToolResult, func(e *reflection.Event) { e.Tool = name; e.IsError = failed })
 }
 
-func roles(t reflect.Trajectory) string {
+func roles(t reflection.Trajectory) string {
 	var s []string
 	for _, e := range t.Entries {
 		s = append(s, fmt.Sprintf("%d:%s", e.Seq, e.Role))
@@ -46,9 +46,9 @@ func roles(t reflect.Trajectory) string {
 }
 
 func TestTrajectory(t *testing.T) {
-	evs := []reflect.Event{
+	evs := []reflection.Event{
 		user(10, "make the pager return page 2"),
-		ev(11, events.UserMessage, func(e *reflect.Event) { e.Text = "runtime context snapshot"; e.Source = "plugin" }),
+		ev(11, events.UserMessage, func(e *reflection.Event) { e.Text = "runtime context snapshot"; e.Source = "plugin" }),
 		thought(12, "I should read the file first"),
 		tool(13, "read", false),
 		tool(14, "bash", true),
@@ -60,7 +60,7 @@ func TestTrajectory(t *testing.T) {
 		ev(20, events.AssistantMessage, nil), // empty: nothing said
 		ev(21, events.TurnEnd, nil),
 	}
-	tr := reflect.BuildTrajectory(evs, reflect.TrajectoryOptions{})
+	tr := reflection.BuildTrajectory(evs, reflection.TrajectoryOptions{})
 	if got, want := roles(tr), "10:user 17:assistant 18:user"; got != want {
 		t.Errorf("entries %s, want %s: the harness's message and the reasoning (there is a statement) are left out", got, want)
 	}
@@ -72,11 +72,11 @@ func TestTrajectory(t *testing.T) {
 // TestReasoningOnlyWhenSilent: reasoning excerpts are taken only when the
 // window has no outward statement, the newest 6 (not 7), each cut to 400.
 func TestReasoningOnlyWhenSilent(t *testing.T) {
-	evs := []reflect.Event{user(1, "fix it")}
+	evs := []reflection.Event{user(1, "fix it")}
 	for i := int64(2); i <= 8; i++ { // 7 thoughts
 		evs = append(evs, thought(i, fmt.Sprintf("thought %d ", i)+strings.Repeat("想", 500)))
 	}
-	tr := reflect.BuildTrajectory(evs, reflect.TrajectoryOptions{})
+	tr := reflection.BuildTrajectory(evs, reflection.TrajectoryOptions{})
 	if got, want := roles(tr), "1:user 3:reasoning 4:reasoning 5:reasoning 6:reasoning 7:reasoning 8:reasoning"; got != want {
 		t.Errorf("entries %s, want %s", got, want)
 	}
@@ -84,35 +84,35 @@ func TestReasoningOnlyWhenSilent(t *testing.T) {
 		t.Error("ReasoningOnly not set")
 	}
 	for _, e := range tr.Entries[1:] {
-		if n := len([]rune(e.Text)); n != reflect.DefaultTrajectory.ReasoningRunes || reflect.DefaultTrajectory.ReasoningRunes != 400 {
+		if n := len([]rune(e.Text)); n != reflection.DefaultTrajectory.ReasoningRunes || reflection.DefaultTrajectory.ReasoningRunes != 400 {
 			t.Errorf("excerpt of %d runes, want 400", n)
 		}
 	}
-	with := reflect.BuildTrajectory(append(evs, said(9, "done")), reflect.TrajectoryOptions{})
+	with := reflection.BuildTrajectory(append(evs, said(9, "done")), reflection.TrajectoryOptions{})
 	if got := roles(with); got != "1:user 9:assistant" {
 		t.Errorf("with a statement: %s", got)
 	}
 }
 
 func TestTrajectoryCap(t *testing.T) {
-	var evs []reflect.Event
+	var evs []reflection.Event
 	for i := int64(1); i <= 42; i++ {
 		evs = append(evs, said(i, fmt.Sprint("step ", i)))
 	}
-	tr := reflect.BuildTrajectory(evs, reflect.TrajectoryOptions{})
+	tr := reflection.BuildTrajectory(evs, reflection.TrajectoryOptions{})
 	if len(tr.Entries) != 40 || tr.Omitted != 2 || tr.Entries[0].Seq != 1 || tr.Entries[1].Seq != 4 || tr.Entries[39].Seq != 42 {
 		t.Errorf("kept %d, omitted %d: %s", len(tr.Entries), tr.Omitted, roles(tr))
 	}
-	if exact := reflect.BuildTrajectory(evs[:40], reflect.TrajectoryOptions{}); len(exact.Entries) != 40 || exact.Omitted != 0 {
+	if exact := reflection.BuildTrajectory(evs[:40], reflection.TrajectoryOptions{}); len(exact.Entries) != 40 || exact.Omitted != 0 {
 		t.Errorf("40 entries: kept %d, omitted %d", len(exact.Entries), exact.Omitted)
 	}
-	if one := reflect.BuildTrajectory(evs[:41], reflect.TrajectoryOptions{}); len(one.Entries) != 40 || one.Omitted != 1 {
+	if one := reflection.BuildTrajectory(evs[:41], reflection.TrajectoryOptions{}); len(one.Entries) != 40 || one.Omitted != 1 {
 		t.Errorf("41 entries: kept %d, omitted %d", len(one.Entries), one.Omitted)
 	}
-	if empty := reflect.BuildTrajectory([]reflect.Event{tool(1, "read", false), ev(2, events.TurnEnd, nil)}, reflect.TrajectoryOptions{}); !empty.Empty() {
+	if empty := reflection.BuildTrajectory([]reflection.Event{tool(1, "read", false), ev(2, events.TurnEnd, nil)}, reflection.TrajectoryOptions{}); !empty.Empty() {
 		t.Errorf("a window of passing tool calls is not empty: %+v", empty)
 	}
-	if failed := reflect.BuildTrajectory([]reflect.Event{tool(1, "bash", true)}, reflect.TrajectoryOptions{}); failed.Empty() {
+	if failed := reflection.BuildTrajectory([]reflection.Event{tool(1, "bash", true)}, reflection.TrajectoryOptions{}); failed.Empty() {
 		t.Error("a window with a failure is empty")
 	}
 }
@@ -121,21 +121,21 @@ func TestEventOf(t *testing.T) {
 	raw := func(v any) json.RawMessage { b, _ := json.Marshal(v); return b }
 	cases := []struct {
 		in   events.Event
-		want reflect.Event
+		want reflection.Event
 	}{
 		{events.Event{Type: events.AssistantMessage, Time: t0, Payload: raw(map[string]any{"text": "hi", "reasoning": "hmm", "turn": 3})},
-			reflect.Event{Seq: 7, Time: t0, Type: events.AssistantMessage, Text: "hi", Reasoning: "hmm", Turn: 3}},
+			reflection.Event{Seq: 7, Time: t0, Type: events.AssistantMessage, Text: "hi", Reasoning: "hmm", Turn: 3}},
 		{events.Event{Type: events.UserMessage, Payload: raw(map[string]any{"text": "ctx", "source": "plugin"})},
-			reflect.Event{Seq: 7, Type: events.UserMessage, Text: "ctx", Source: "plugin"}},
+			reflection.Event{Seq: 7, Type: events.UserMessage, Text: "ctx", Source: "plugin"}},
 		{events.Event{Type: events.ToolResult, Payload: raw(map[string]any{"tool": "bash", "is_error": true, "turn": 2})},
-			reflect.Event{Seq: 7, Type: events.ToolResult, Tool: "bash", IsError: true, Turn: 2}},
+			reflection.Event{Seq: 7, Type: events.ToolResult, Tool: "bash", IsError: true, Turn: 2}},
 		{events.Event{Type: events.TurnEnd, Payload: raw(map[string]any{"turn": 4, "reason": "completed"})},
-			reflect.Event{Seq: 7, Type: events.TurnEnd, Turn: 4}},
+			reflection.Event{Seq: 7, Type: events.TurnEnd, Turn: 4}},
 		{events.Event{Type: events.ToolResult, Payload: json.RawMessage(`{"tool": 3}`)},
-			reflect.Event{Seq: 7, Type: events.ToolResult}},
+			reflection.Event{Seq: 7, Type: events.ToolResult}},
 	}
 	for _, c := range cases {
-		if got := reflect.EventOf(7, c.in); got != c.want {
+		if got := reflection.EventOf(7, c.in); got != c.want {
 			t.Errorf("EventOf(%s) = %+v, want %+v", c.in.Payload, got, c.want)
 		}
 	}
