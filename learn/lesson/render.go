@@ -247,15 +247,17 @@ func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []str
 	}
 	if opts.Precedent != nil {
 		if v, c, ok := opts.Precedent(m.ID); ok {
-			ls = append(ls, "  "+PrecedentLine(v, c))
+			ls = append(ls, "  "+precedentLine(v, c))
 		}
 	}
 	return ls
 }
 
-// PrecedentLine is the seed's rendering of a lesson's precedent counts:
-// "Precedent: verified 19x, 1 counterexample(s)".
-func PrecedentLine(verified, counter int) string {
+// precedentLine is the seed's rendering of a lesson's precedent counts:
+// "Precedent: verified 19x, 1 counterexample(s)". It is the same line as
+// the precedent file's formatter; kept here so the blocks depend only on a
+// PrecedentFunc.
+func precedentLine(verified, counter int) string {
 	return "Precedent: verified " + strconv.Itoa(verified) + "x, " + strconv.Itoa(counter) + " counterexample(s)"
 }
 

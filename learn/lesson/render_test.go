@@ -99,8 +99,8 @@ func TestRenderSeedWording(t *testing.T) {
 		v, c int
 		want string
 	}{{19, 1, "Precedent: verified 19x, 1 counterexample(s)"}, {0, 0, "Precedent: verified 0x, 0 counterexample(s)"}, {2, 11, "Precedent: verified 2x, 11 counterexample(s)"}} {
-		if got := PrecedentLine(c.v, c.c); got != c.want {
-			t.Errorf("PrecedentLine(%d, %d) = %q, want %q", c.v, c.c, got, c.want)
+		if got := precedentLine(c.v, c.c); got != c.want {
+			t.Errorf("precedentLine(%d, %d) = %q, want %q", c.v, c.c, got, c.want)
 		}
 	}
 	if !strings.Contains(conflictsTitle, "Nothing was adjudicated") {
