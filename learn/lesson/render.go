@@ -203,15 +203,15 @@ func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions
 
 // itemLines renders one lesson whose fields g are gated:
 //
-//	- L12 (high) <problem>            - L5 Required method: <correction>
-//	  do instead: <correction>          problem: <problem>
-//	  applies when: <applies_when>      applies when: <applies_when>
-//	  Precedent: verified 3x, 1 counterexample(s)
+//   - L12 (high) <problem>            - L5 Required method: <correction>
+//     do instead: <correction>          problem: <problem>
+//     applies when: <applies_when>      applies when: <applies_when>
+//     Precedent: verified 3x, 1 counterexample(s)
 //
-//	- L7 (global, high) avoid: <avoid>
-//	  instead: <instead>
-//	  applies when: <applies_when>
-//	  outcome: <problem>
+//   - L7 (global, high) avoid: <avoid>
+//     instead: <instead>
+//     applies when: <applies_when>
+//     outcome: <problem>
 func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []string {
 	head := "- " + lessonTag(m.ID) + " "
 	var tags []string

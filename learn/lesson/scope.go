@@ -219,7 +219,8 @@ func ParseTarget(s string) (Target, error) {
 // Promote derives the lesson that moves src to t: a new active lesson
 // (ID 0, recorded now) with src's kind, text, fields and provenance (so
 // trust does not change in transit), scoped to t, and PromotedFromID =
-// src.ID. src itself is not changed: InForce stops showing it on the
+// src.ID; its uses and verification travel with it, as memory.Promote's
+// copies' do. src itself is not changed: InForce stops showing it on the
 // derived lesson's paths. boundary says why the lesson belongs to its new
 // scope; "" keeps src's, and with none the promotion is refused (the seed's
 // boundary rule). The derived lesson is validated (Validate) before it is
@@ -243,7 +244,6 @@ func Promote(src memory.Memory, t Target, boundary string, now time.Time) (memor
 	d.Lesson = &f
 	d.ID, d.PromotedFromID, d.RecordedAt = 0, src.ID, now.UTC()
 	d.State, d.InvalidAt, d.InvalidReason, d.SupersededBy = memory.StateActive, time.Time{}, "", 0
-	d.VerifiedAt, d.Uses = time.Time{}, 0
 	d.Scope, d.ScopeSession = t.Scope, ""
 	switch t.Scope {
 	case memory.LessonGlobal:
