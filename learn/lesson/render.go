@@ -201,17 +201,13 @@ func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions
 	return r
 }
 
-// itemLines renders one lesson whose fields g are gated:
-//
-//   - L12 (high) <problem>            - L5 Required method: <correction>
-//     do instead: <correction>          problem: <problem>
-//     applies when: <applies_when>      applies when: <applies_when>
-//     Precedent: verified 3x, 1 counterexample(s)
-//
-//   - L7 (global, high) avoid: <avoid>
-//     instead: <instead>
-//     applies when: <applies_when>
-//     outcome: <problem>
+// itemLines renders one lesson whose fields g are gated. A lesson is
+// "- L12 (high) <problem>" then "  do instead: <correction>"; a directive
+// "- L5 Required method: <correction>" then "  problem: <problem>"; a
+// failure "- L7 (global, high) avoid: <avoid>" then "  instead: …" and
+// "  outcome: <problem>". Each kind then has "  applies when: …" and,
+// with a PrecedentFunc, "  Precedent: verified 3x, 1 counterexample(s)".
+// Empty fields are left out.
 func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []string {
 	head := "- " + lessonTag(m.ID) + " "
 	var tags []string
