@@ -201,13 +201,14 @@ func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions
 	return r
 }
 
-// itemLines renders one lesson whose fields g are gated. A lesson is
-// "- L12 (high) <problem>" then "  do instead: <correction>"; a directive
-// "- L5 Required method: <correction>" then "  problem: <problem>"; a
-// failure "- L7 (global, high) avoid: <avoid>" then "  instead: …" and
-// "  outcome: <problem>". Each kind then has "  applies when: …" and,
-// with a PrecedentFunc, "  Precedent: verified 3x, 1 counterexample(s)".
-// Empty fields are left out.
+// itemLines renders one lesson whose fields g are gated, first line and
+// then indented labelled ones, empty fields left out. A lesson:
+// "- L12 (high) <problem>", "  do instead: <correction>", "  applies
+// when: …". A directive: "- L5 Required method: <correction>", "  problem:
+// …", "  applies when: …". A failure: "- L7 (global, high) avoid: <avoid>",
+// "  instead: …", "  applies when: …", "  outcome: <problem>". With a
+// PrecedentFunc, each ends with "  Precedent: verified 3x, 1
+// counterexample(s)".
 func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []string {
 	head := "- " + lessonTag(m.ID) + " "
 	var tags []string
