@@ -127,8 +127,9 @@ func (r Rendered) Text() string {
 // the digest does for memory text) and has its braces escaped for DSH's
 // template engine; a lesson with any refused field is hidden whole, and a
 // link with a refused note too, each counted in Blocked. Empty blocks are
-// left out. attempted, boundary, source and source_text are not rendered
-// (source_text is never injected; the rest lessons_lookup shows).
+// left out. A free-text lesson (no fields) shows its Text. attempted,
+// boundary, source and source_text are not rendered (source_text is never
+// injected; lessons_lookup shows the rest).
 func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions) Rendered {
 	var r Rendered
 	failures := Block{Name: BlockFailures, Title: failuresTitle, Head: strings.Split(failuresHead, "\n")}
@@ -137,10 +138,10 @@ func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions
 	var narrowed []Item
 	for _, pass := range []memory.Kind{memory.Failure, memory.Directive, memory.Lesson} {
 		for _, m := range inForce {
-			if m.Kind != pass || m.Lesson == nil {
+			if m.Kind != pass {
 				continue
 			}
-			g, ok := gateFields(*m.Lesson)
+			g, ok := gateFields(renderFields(m))
 			if !ok {
 				r.Blocked++
 				continue
@@ -256,6 +257,16 @@ func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []str
 // PrecedentFunc.
 func precedentLine(verified, counter int) string {
 	return "Precedent: verified " + strconv.Itoa(verified) + "x, " + strconv.Itoa(counter) + " counterexample(s)"
+}
+
+// renderFields is what Render shows of m: its fields, or for a free-text
+// lesson from before the lesson model its Text as the problem, so it is
+// shown in its scope's block like any other lesson ("- L11 <text>").
+func renderFields(m memory.Memory) memory.LessonFields {
+	if m.Lesson != nil {
+		return *m.Lesson
+	}
+	return memory.LessonFields{Problem: m.Text}
 }
 
 // gateFields passes every rendered field through the render-time gate;

@@ -182,3 +182,13 @@ func TestRenderDirectiveWithProblem(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// A free-text lesson from before the lesson model is shown by its text in
+// its scope's block: InForce returns it, so Render must not drop it.
+func TestRenderFreeTextLesson(t *testing.T) {
+	legacy := memory.Memory{ID: 11, Kind: memory.Lesson, Workspace: "/src/app", Text: "npx needs node_modules/.bin checked first"}
+	want := "Lessons: this workspace\n- L11 npx needs node_modules/.bin checked first"
+	if got := Render(InForce([]memory.Memory{legacy}, Viewer{Workspace: "/src/app"}), nil, RenderOptions{}).Text(); got != want {
+		t.Fatalf("got\n%s\nwant\n%s", got, want)
+	}
+}
