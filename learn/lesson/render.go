@@ -1,7 +1,6 @@
 package lesson
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/mullhq/mull/learn/memory"
@@ -51,7 +50,7 @@ var conflictWords = map[memory.ConflictKind]string{
 // lessonTag is how a lesson id is written in mull's text: "L42", a stable
 // short form the agent copies into lessons_lookup (the same form as the
 // decision environment's).
-func lessonTag(id int64) string { return "L" + strconv.FormatInt(id, 10) }
+func lessonTag(id int64) string { return LessonRef(id) }
 
 // PrecedentFunc gives a lesson's precedent counts (the join of task
 // snapshots with their outcomes); ok is false when the lesson has none.
@@ -256,7 +255,7 @@ func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []str
 // the precedent file's formatter; kept here so the blocks depend only on a
 // PrecedentFunc.
 func precedentLine(verified, counter int) string {
-	return "Precedent: verified " + strconv.Itoa(verified) + "x, " + strconv.Itoa(counter) + " counterexample(s)"
+	return FormatPrecedent(Precedent{Verified: verified, Counter: counter})
 }
 
 // renderFields is what Render shows of m: its fields, or for a free-text

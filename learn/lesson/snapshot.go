@@ -143,15 +143,7 @@ func snapshotEntry(m memory.Memory) Entry {
 // snapshotScope is m's lesson scope; a lesson written before scopes (Scope
 // "") is global when it has no workspace and workspace-scoped otherwise,
 // which is who the digest showed it to.
-func snapshotScope(m memory.Memory) memory.LessonScope {
-	switch {
-	case m.Scope != "":
-		return m.Scope
-	case m.Workspace == "":
-		return memory.LessonGlobal
-	}
-	return memory.LessonWorkspace
-}
+func snapshotScope(m memory.Memory) memory.LessonScope { return ScopeOf(m) }
 
 // snapshotConfidence is m's confidence for ranking: medium when unrated
 // (see BuildSnapshot).
