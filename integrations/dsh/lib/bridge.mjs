@@ -47,8 +47,10 @@ export class Bridge {
     this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, clock, ...backoff })
     this.clock = clock
     this.queue = new EventQueue({ client: this.client, queueMax: config.queueMax, batchMax: config.batchMax, flushMs: config.flushMs, log })
-    this.digest = new DigestCache({ client: this.client, log, clock })
     this.notices = new Notices({ client: this.client, log })
+    this.digest = new DigestCache({
+      client: this.client, log, clock, onNotices: (session, list) => { if (config.notices) this.notices.add(session, list) }
+    })
     this.sessions = new Map()
     this.feedbackSent = new Set()
     this.timer = null

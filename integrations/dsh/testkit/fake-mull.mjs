@@ -85,6 +85,8 @@ export class FakeMull {
     this.events = new Map()
     this.memories = []
     this.notices = []
+    /** Notices sent inside GET /v1/digest's answer, as {workspace, id, kind, text}. */
+    this.digestNotices = []
     this.playbooks = new Map() // workspace + '\u0000' + slug → record
     this.server = null
     this.port = 0
@@ -197,7 +199,8 @@ export class FakeMull {
         const text = this.digestText(q.workspace)
         const etag = '"' + createHash('sha256').update(text).digest('hex').slice(0, 16) + '"'
         if (req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }); return res.end() }
-        return send(res, 200, { text, etag, dropped: [] }, { etag })
+        const notices = this.digestNotices.filter(n => n.workspace === q.workspace).map(({ workspace, ...n }) => n)
+        return send(res, 200, { text, etag, dropped: [], ...(notices.length ? { notices } : {}) }, { etag })
       }
       case 'GET /v1/notices': {
         const after = Number(q.after || 0)
