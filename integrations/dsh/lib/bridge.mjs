@@ -94,9 +94,17 @@ export class Bridge {
     }
   }
 
-  /** The tools' defineTool options. */
+  /**
+   * The tools' defineTool options. A task's start and end first send the
+   * events queued so far (bounded by timeoutMs), so mull records the
+   * boundary after what came before it, not before events still queued.
+   */
   toolSpecs () {
-    return toolSpecs({ client: this.client, where: agent => this.where(agent) })
+    return toolSpecs({
+      client: this.client,
+      where: agent => this.where(agent),
+      sendQueued: () => this.queue.drain(this.config.timeoutMs)
+    })
   }
 
   where (agent) {
