@@ -96,14 +96,18 @@ export class Bridge {
 
   /**
    * The tools' defineTool options. A task's start and end first send the
-   * events queued so far (bounded by timeoutMs), so mull records the
+   * events queued so far (bounded by timeoutMs), the calling session's
+   * session_start included, so mull knows the session and records the
    * boundary after what came before it, not before events still queued.
    */
   toolSpecs () {
     return toolSpecs({
       client: this.client,
       where: agent => this.where(agent),
-      sendQueued: () => this.queue.drain(this.config.timeoutMs)
+      sendQueued: agent => {
+        this.guard('task-boundary', () => this.track(agent?.session))
+        return this.queue.drain(this.config.timeoutMs)
+      }
     })
   }
 

@@ -82,8 +82,8 @@ const LESSON_SCHEMA = {
  * @param {object} o
  * @param {import('./client.mjs').MullClient} o.client
  * @param {(agent: any) => {workspace: string, session?: string}} o.where - the workspace and session of a call
- * @param {() => Promise<void>} [o.sendQueued] - sends the events queued so far (bounded), so a task's boundary
- *   falls after what happened before it
+ * @param {(agent: any) => Promise<void>} [o.sendQueued] - sends the events queued so far (bounded), so a
+ *   task's boundary falls after what happened before it
  */
 export function taskToolSpecs ({ client, where, sendQueued = async () => {} }) {
   const taskStart = {
@@ -108,7 +108,7 @@ export function taskToolSpecs ({ client, where, sendQueued = async () => {} }) {
       if (!expected) return no('expected_result is empty; say what the result should look like')
       const { workspace, session } = where(exec?.agent)
       if (!session) return no('this call has no DSH session, and a task belongs to one')
-      await sendQueued()
+      await sendQueued(exec?.agent)
       const res = await client.request('POST', '/v1/tasks', { body: { session_id: session, workspace, goal, expected_result: expected }, force: true })
       if (res === null) return no('mull is unavailable; the task was not recorded')
       const t = res.body?.task
@@ -130,14 +130,14 @@ export function taskToolSpecs ({ client, where, sendQueued = async () => {} }) {
       result: { type: 'string', description: 'What came of it.', required: true }
     },
     output: { ...ANY, render: (_args, v) => text(renderEnd(v)) },
-    async execute (args) {
+    async execute (args, exec) {
       const taskId = idOf(args?.task_id)
       const no = reason => ({ closed: false, task_id: taskId, reason })
       if (!taskId) return no('task_id is empty; give the task_id task_start returned')
       if (!TASK_STATUSES.includes(args?.status)) return no(`status must be one of ${TASK_STATUSES.join(', ')}`)
       const result = str(args?.result)
       if (!result) return no('result is empty; say what came of the task')
-      await sendQueued()
+      await sendQueued(exec?.agent)
       const path = `/v1/tasks/${encodeURIComponent(taskId)}/end`
       const res = await client.request('POST', path, { body: { status: args.status, result }, force: true })
       if (res === null) return no('mull is unavailable; the task was not closed')

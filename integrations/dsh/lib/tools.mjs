@@ -20,7 +20,7 @@ const text = s => [{ type: 'text', text: s }]
  * @param {object} o
  * @param {import('./client.mjs').MullClient} o.client
  * @param {(agent: any) => {workspace: string, session?: string}} o.where - the workspace and session of a call
- * @param {() => Promise<void>} [o.sendQueued] - sends the queued events first (task boundaries)
+ * @param {(agent: any) => Promise<void>} [o.sendQueued] - sends the queued events first (task boundaries)
  */
 export function toolSpecs ({ client, where, sendQueued }) {
   const remember = {

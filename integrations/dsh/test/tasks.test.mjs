@@ -256,3 +256,16 @@ test('taskHints: a value that is not a boolean falls back to on, with a warning'
   assert.deepEqual(ctx.sections.map(s => s.name), ['mull-memory', 'mull-memory-tasks'])
   assert.match(ctx.warnings()[0].msg, /taskHints="no" is not valid; using true/)
 })
+
+test('task_start from a session the plugin has not seen yet: its session_start reaches mull first', async (t) => {
+  const fake = await startedFake(t)
+  const { call } = await applied(t, fake)
+  const other = fakeAgent(fakeSession('session-new', '/home/dev/other'))
+  const { v } = await call('task_start', { goal: 'g', expected_result: 'e' }, other)
+  assert.equal(v.recorded, true)
+  const starts = fake.postedEvents().filter(e => e.type === 'session_start').map(e => [e.session_id, e.workspace])
+  assert.deepEqual(starts, [['session-t', WS], ['session-new', '/home/dev/other']])
+  assert.deepEqual(fake.requests.find(r => r.path === '/v1/tasks').body.workspace, '/home/dev/other')
+  const last = fake.requests.findLastIndex(r => r.path === '/v1/events')
+  assert.ok(last < fake.requests.findIndex(r => r.path === '/v1/tasks'), 'events first')
+})
