@@ -143,12 +143,13 @@ export function taskToolSpecs ({ client, where, sendQueued = async () => {} }) {
       if (res === null) return no('mull is unavailable; the task was not closed')
       if (res.status !== 200) return no(refusal(res, `POST ${path}`, taskId, 'is already closed'))
       const r = res.body?.reflection ?? {}
+      // No undefined field: DSH refuses a tool value that is not lossless JSON.
       return {
         closed: true,
         task_id: taskId,
         status: str(res.body?.task?.status) || args.status,
         mode: str(r.mode),
-        job_id: Number.isFinite(r.job_id) ? r.job_id : undefined,
+        ...(Number.isFinite(r.job_id) ? { job_id: r.job_id } : {}),
         material: str(r.material)
       }
     }
@@ -233,7 +234,7 @@ function renderEnd (v) {
   const head = `Task ${v.task_id} closed (${v.status}).`
   if (v.material && v.mode !== 'job') return `${head}\n\n${v.material}`
   if (v.mode === 'agent') return `${head} mull sent no reflection material, so there is nothing to reflect on.`
-  return `${head} mull reflects on it in the background${v.job_id !== undefined ? ` (job ${v.job_id})` : ''}; nothing more is needed.`
+  return `${head} mull reflects on it in the background${'job_id' in v ? ` (job ${v.job_id})` : ''}; nothing more is needed.`
 }
 
 function renderReflect (v) {

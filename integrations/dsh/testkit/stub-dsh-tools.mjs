@@ -5,9 +5,34 @@
 // defineTool does on a schema it would refuse: a known type or oneOf on
 // every node, only the keys that type takes, objects with an explicit
 // boolean additionalProperties, and `required` only as true on a property.
+// And, as DSH does with every tool value, it refuses a value execute
+// resolves to that is not lossless JSON (an undefined field, NaN, a
+// function…): DSH fails such a call with "value is not lossless JSON".
 export function defineTool (options) {
   for (const [k, v] of Object.entries(options.parameters ?? {})) checkNode(v, `parameters.${k}`, true)
-  return { ...options, compiledBy: 'stub-defineTool' }
+  return {
+    ...options,
+    compiledBy: 'stub-defineTool',
+    async execute (args, exec) {
+      const value = await options.execute(args, exec)
+      const bad = notLossless(value, 'value')
+      if (bad) throw new Error(`tool "${options.name}" returned invalid output: ${bad} is not lossless JSON`)
+      return value
+    }
+  }
+}
+
+/** The path of the first part of v that does not survive a JSON round trip, or ''. */
+function notLossless (v, path) {
+  if (v === null || typeof v === 'string' || typeof v === 'boolean') return ''
+  if (typeof v === 'number') return Number.isFinite(v) ? '' : path
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) { const bad = notLossless(v[i], `${path}[${i}]`); if (bad) return bad }
+    return ''
+  }
+  if (typeof v !== 'object' || Object.getPrototypeOf(v) !== Object.prototype) return path
+  for (const [k, x] of Object.entries(v)) { const bad = notLossless(x, `${path}.${k}`); if (bad) return bad }
+  return ''
 }
 
 const ANNOTATIONS = ['description', 'title', 'default', 'examples']
