@@ -268,10 +268,11 @@ if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const first = headers[0].data.header
 if (!first.system.includes(marker)) { console.log('the first system prompt lacks the memory:\n' + first.system.slice(0, 3000)); process.exit(1) }
 const tools = first.tools.map(t => t.name)
-for (const t of ['remember', 'memory_search', 'playbook_use']) if (!tools.includes(t)) { console.log(`tool ${t} not offered: ${tools}`); process.exit(1) }
+for (const t of ['remember', 'memory_search', 'playbook_use', 'task_start', 'task_end', 'task_reflect', 'lessons_lookup']) if (!tools.includes(t)) { console.log(`tool ${t} not offered: ${tools}`); process.exit(1) }
+if (!first.system.includes('## Task boundaries (mull)')) { console.log('the first system prompt lacks the task-boundary hint:\n' + first.system.slice(0, 3000)); process.exit(1) }
 const at = first.system.indexOf(marker)
 console.log(`system prompt has the memory: …${first.system.slice(Math.max(0, at - 120), at + 60).replace(/\n/g, '⏎')}…`)
-console.log(`tools offered include remember, memory_search, playbook_use (${tools.length} tools); ${rows.length} log rows`)
+console.log(`tools offered include remember, memory_search, playbook_use and the task tools (${tools.length} tools), with the task-boundary hint; ${rows.length} log rows`)
 EOF
 sed 's/^/   /' "$tmp/log-check.txt"
 took "session $sid"

@@ -1,7 +1,9 @@
 // mull's DSH bridge: a Cordis plugin that forwards what happens in DSH
 // sessions to mull (POST /v1/events), injects mull's memory digest as a
 // system-prompt section, adds new memory notices to each step, and gives the
-// agent the remember, memory_search and playbook_use tools.
+// agent the remember, memory_search and playbook_use tools, and the task
+// tools (task_start, task_end, task_reflect, lessons_lookup) with a fixed
+// task-boundary hint in the system prompt.
 //
 // Plain ESM, no dependencies: global fetch and node: built-ins only. It
 // never blocks or breaks the agent: handlers return at once, network calls
@@ -11,6 +13,7 @@
 import { normalizeConfig } from './lib/config.mjs'
 import { Bridge } from './lib/bridge.mjs'
 import { loadDefineTool } from './lib/tools.mjs'
+import { TASK_HINT } from './lib/tasks.mjs'
 
 export const name = 'mull'
 export const inject = ['tools', 'systemPrompt']
@@ -26,9 +29,20 @@ export async function apply (ctx, config, { clock } = {}) {
   const bridge = createBridge(ctx, config, { log, clock })
   if (bridge.config.tools) {
     const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
-    registerTools(ctx, bridge, defineTool, log)
+    const registered = registerTools(ctx, bridge, defineTool, log)
+    if (bridge.config.taskHints && registered.includes('task_start')) addTaskHint(ctx, bridge.config)
   }
   return () => bridge.close()
+}
+
+/**
+ * The task-boundary hint: one fixed section, just before the memory
+ * section. Its text is a constant, so it never changes between turns and
+ * never costs the model's cached prompt prefix. Only with the task tools:
+ * a hint naming tools the agent lacks would only mislead it.
+ */
+export function addTaskHint (ctx, config) {
+  ctx.systemPrompt.section({ name: `${config.section.name}-tasks`, order: config.section.order - 1, text: TASK_HINT })
 }
 
 /**
@@ -55,21 +69,31 @@ export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.lo
 
 /**
  * Registers the tools through DSH's defineTool. The specs are plain
- * objects (lib/tools.mjs); without defineTool they are left out, with one
- * line logged, and the rest of the plugin works as usual.
+ * objects (lib/tools.mjs, lib/tasks.mjs); without defineTool they are left
+ * out, with one line logged, and the rest of the plugin works as usual.
+ * @returns {string[]} the names of the tools registered
  */
 export function registerTools (ctx, bridge, defineTool, log) {
+  const specs = bridge.toolSpecs()
   if (typeof defineTool !== 'function') {
-    log('warn', 'mull plugin: cannot load defineTool from @deepseek-ai/dsh-tools, so the remember, memory_search and playbook_use tools are not registered (set dshToolsModule in the plugin config to its path)')
-    return
+    log('warn', `mull plugin: cannot load defineTool from @deepseek-ai/dsh-tools, so the ${names(specs)} tools are not registered, nor the task-boundary hint (set dshToolsModule in the plugin config to its path)`)
+    return []
   }
-  for (const spec of bridge.toolSpecs()) {
+  const registered = []
+  for (const spec of specs) {
     try {
       ctx.tools.register(defineTool(spec))
+      registered.push(spec.name)
     } catch (err) {
       log('warn', `mull plugin: tool ${spec.name} not registered: ${err?.message ?? err}`)
     }
   }
+  return registered
+}
+
+const names = specs => {
+  const n = specs.map(s => s.name)
+  return n.length > 1 ? `${n.slice(0, -1).join(', ')} and ${n.at(-1)}` : n.join('')
 }
 
 /**

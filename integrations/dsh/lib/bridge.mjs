@@ -47,8 +47,10 @@ export class Bridge {
     this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, clock, ...backoff })
     this.clock = clock
     this.queue = new EventQueue({ client: this.client, queueMax: config.queueMax, batchMax: config.batchMax, flushMs: config.flushMs, log })
-    this.digest = new DigestCache({ client: this.client, log, clock })
     this.notices = new Notices({ client: this.client, log })
+    this.digest = new DigestCache({
+      client: this.client, log, clock, onNotices: (session, list) => { if (config.notices) this.notices.add(session, list) }
+    })
     this.sessions = new Map()
     this.feedbackSent = new Set()
     this.timer = null
@@ -92,9 +94,21 @@ export class Bridge {
     }
   }
 
-  /** The tools' defineTool options. */
+  /**
+   * The tools' defineTool options. A task's start and end first send the
+   * events queued so far (bounded by timeoutMs), the calling session's
+   * session_start included, so mull knows the session and records the
+   * boundary after what came before it, not before events still queued.
+   */
   toolSpecs () {
-    return toolSpecs({ client: this.client, where: agent => this.where(agent) })
+    return toolSpecs({
+      client: this.client,
+      where: agent => this.where(agent),
+      sendQueued: agent => {
+        this.guard('task-boundary', () => this.track(agent?.session))
+        return this.queue.drain(this.config.timeoutMs)
+      }
+    })
   }
 
   where (agent) {

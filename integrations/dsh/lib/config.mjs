@@ -12,6 +12,7 @@ export const DEFAULTS = Object.freeze({
   section: Object.freeze({ name: 'mull-memory', order: 60 }),
   notices: true,
   tools: true,
+  taskHints: true,
   forwardMessages: true,
   dshToolsModule: '',
   logTo: 'dsh'
@@ -89,6 +90,7 @@ export function normalizeConfig (raw, warn = () => {}) {
     section,
     notices: bool('notices'),
     tools: bool('tools'),
+    taskHints: bool('taskHints'),
     forwardMessages: bool('forwardMessages'),
     dshToolsModule: str('dshToolsModule').trim(),
     logTo: oneOf('logTo', ['dsh', 'stderr'])

@@ -17,9 +17,11 @@ export class DigestCache {
    * @param {import('./client.mjs').MullClient} o.client
    * @param {(level: string, msg: string) => void} o.log
    * @param {number} [o.maxEntries]
+   * @param {(session: string, notices: any[]) => void} [o.onNotices] - a session digest's `notices`, when mull sends them with it
    */
-  constructor ({ client, log, maxEntries = 64, clock = client.clock }) {
+  constructor ({ client, log, maxEntries = 64, clock = client.clock, onNotices = () => {} }) {
     this.client = client
+    this.onNotices = onNotices
     this.clock = clock
     this.log = log
     this.maxEntries = maxEntries
@@ -69,6 +71,7 @@ export class DigestCache {
       this.warnOnce(`digest:${res.status}`, `mull answered HTTP ${res.status} to GET /v1/digest; no memory is injected until it serves one`)
       return false
     }
+    if (session && Array.isArray(res.body.notices)) this.onNotices(session, res.body.notices)
     const text = escapeBraces(res.body.text.trim())
     const etag = res.headers?.get?.('etag') || res.body.etag || ''
     this.entries.delete(key) // re-insert: the map's order is least recently refreshed first

@@ -1,4 +1,5 @@
-// The remember, memory_search and playbook_use tools, as plain defineTool
+// The remember, memory_search and playbook_use tools (and the task tools of
+// lib/tasks.mjs), as plain defineTool
 // options: data plus an execute function, with no import of DSH. plugin.mjs
 // passes them through DSH's own defineTool (loaded at runtime from the
 // running DSH, see loadDefineTool) before ctx.tools.register; tests call
@@ -7,6 +8,8 @@
 import { realpathSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { pathToFileURL } from 'node:url'
+
+import { taskToolSpecs } from './tasks.mjs'
 
 export const MEMORY_KINDS = ['fact', 'preference', 'lesson', 'resource', 'method']
 
@@ -17,8 +20,9 @@ const text = s => [{ type: 'text', text: s }]
  * @param {object} o
  * @param {import('./client.mjs').MullClient} o.client
  * @param {(agent: any) => {workspace: string, session?: string}} o.where - the workspace and session of a call
+ * @param {(agent: any) => Promise<void>} [o.sendQueued] - sends the queued events first (task boundaries)
  */
-export function toolSpecs ({ client, where }) {
+export function toolSpecs ({ client, where, sendQueued }) {
   const remember = {
     name: 'remember',
     description: 'Save one durable memory for this workspace in mull, so later sessions know it: a fact about the project, ' +
@@ -119,7 +123,7 @@ export function toolSpecs ({ client, where }) {
     }
   }
 
-  return [remember, memorySearch, playbookUse]
+  return [remember, memorySearch, playbookUse, ...taskToolSpecs({ client, where, sendQueued })]
 }
 
 const num = v => Number.isFinite(v) ? v : 0

@@ -40,9 +40,10 @@ test('apply attaches the listeners, the section and the tools through defineTool
   const fake = await startedFake(t)
   const { ctx } = await applied(t, fake)
   assert.deepEqual([...ctx.listeners.keys()].sort(), ['agent/error', 'agent/pre-step', 'agent/session-start', 'domain/changed', 'session/event'])
-  assert.equal(ctx.sections.length, 1)
+  assert.deepEqual(ctx.sections.map(s => [s.name, s.order]), [['mull-memory', 60], ['mull-memory-tasks', 59]])
   assert.deepEqual(ctx.registered.map(d => [d.name, d.compiledBy]),
-    [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool'], ['playbook_use', 'stub-defineTool']])
+    [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool'], ['playbook_use', 'stub-defineTool'],
+      ['task_start', 'stub-defineTool'], ['task_end', 'stub-defineTool'], ['task_reflect', 'stub-defineTool'], ['lessons_lookup', 'stub-defineTool']])
   const remember = tool(ctx, 'remember')
   assert.equal(remember.parameters.text.required, true)
   assert.deepEqual(remember.parameters.kind.enum, ['fact', 'preference', 'lesson', 'resource', 'method'])
@@ -58,8 +59,8 @@ test('without defineTool the tools are left out with one line; the rest works', 
   t.after(dispose)
   assert.equal(ctx.registered.length, 0)
   assert.equal(ctx.warnings().length, 1)
-  assert.match(ctx.warnings()[0].msg, /remember, memory_search and playbook_use tools are not registered/)
-  assert.equal(ctx.sections.length, 1)
+  assert.match(ctx.warnings()[0].msg, /the remember, memory_search, playbook_use, task_start, task_end, task_reflect and lessons_lookup tools are not registered, nor the task-boundary hint/)
+  assert.deepEqual(ctx.sections.map(s => s.name), ['mull-memory'], 'no hint naming tools the agent lacks')
 })
 
 test('remember posts the memory for the caller\'s workspace and session', async (t) => {

@@ -85,7 +85,16 @@ export class FakeMull {
     this.events = new Map()
     this.memories = []
     this.notices = []
+    /** Notices sent inside GET /v1/digest's answer, as {workspace, id, kind, text}. */
+    this.digestNotices = []
     this.playbooks = new Map() // workspace + '\u0000' + slug → record
+    this.tasks = new Map() // id → {id, session_id, workspace, goal, expected, status, result, reflected}
+    /** reflection.mode: job, agent or both (what POST /v1/tasks/{id}/end answers). */
+    this.reflectMode = 'job'
+    /** The lessons in force a new task's environment counts. */
+    this.lessonsInForce = 0
+    this.lessons = new Map() // id → lookup text
+    this.nextLesson = 100
     this.server = null
     this.port = 0
     this.hanging = new Set()
@@ -191,13 +200,22 @@ export class FakeMull {
     const q = rec.query
     const use = req.method === 'POST' && /^\/v1\/playbooks\/([^/]+)\/use$/.exec(url.pathname)
     if (use) return this.usePlaybook(res, decodeURIComponent(use[1]), q, body)
+    const task = req.method === 'POST' && /^\/v1\/tasks\/([^/]+)\/(end|reflect)$/.exec(url.pathname)
+    if (task) return this[task[2] === 'end' ? 'endTask' : 'reflectTask'](res, decodeURIComponent(task[1]), body)
+    const lookup = req.method === 'GET' && /^\/v1\/lessons\/([^/]+)\/lookup$/.exec(url.pathname)
+    if (lookup) {
+      const text = this.lessons.get(decodeURIComponent(lookup[1]))
+      return text === undefined ? send(res, 404, { error: `no lesson ${decodeURIComponent(lookup[1])}` }) : send(res, 200, { text })
+    }
     switch (route) {
       case 'POST /v1/events': return this.postEvents(res, body)
+      case 'POST /v1/tasks': return this.openTask(res, body)
       case 'GET /v1/digest': {
         const text = this.digestText(q.workspace)
         const etag = '"' + createHash('sha256').update(text).digest('hex').slice(0, 16) + '"'
         if (req.headers['if-none-match'] === etag) { res.writeHead(304, { etag }); return res.end() }
-        return send(res, 200, { text, etag, dropped: [] }, { etag })
+        const notices = this.digestNotices.filter(n => n.workspace === q.workspace).map(({ workspace, ...n }) => n)
+        return send(res, 200, { text, etag, dropped: [], ...(notices.length ? { notices } : {}) }, { etag })
       }
       case 'GET /v1/notices': {
         const after = Number(q.after || 0)
@@ -229,6 +247,62 @@ export class FakeMull {
     }
   }
 
+  /** POST /v1/tasks, as contract11 shapes it. */
+  openTask (res, body) {
+    const bad = fields(body, { session_id: true, workspace: true, goal: true, expected_result: true })
+    if (bad) return send(res, 400, bad)
+    const id = `task-${String(this.tasks.size + 1).padStart(8, '0')}-0000-4000-8000-000000000000`
+    const t = { id, session_id: body.session_id, workspace: body.workspace, goal: body.goal, expected: body.expected_result, status: 'open', result: '', reflected: false }
+    this.tasks.set(id, t)
+    const environment = { count: this.lessonsInForce, truncated: this.lessonsInForce > 12 }
+    return send(res, 201, { task: { id, session_id: t.session_id, status: 'open', opened_at: new Date().toISOString(), environment } })
+  }
+
+  /** POST /v1/tasks/{id}/end: 404 unknown, 409 closed, the reflection by reflectMode. */
+  endTask (res, id, body) {
+    const t = this.tasks.get(id)
+    if (!t) return send(res, 404, { error: `no task ${id}` })
+    if (t.status !== 'open') return send(res, 409, { error: `already closed as ${t.status}` })
+    const bad = fields(body, { status: true, result: true })
+    if (bad) return send(res, 400, bad)
+    if (!['succeeded', 'failed', 'abandoned', 'aborted'].includes(body.status)) return send(res, 400, { error: 'status: not one of succeeded, failed, abandoned, aborted', field: 'status' })
+    t.status = body.status
+    t.result = body.result
+    const reflection = { mode: this.reflectMode }
+    if (this.reflectMode !== 'agent') reflection.job_id = 7
+    if (this.reflectMode !== 'job') reflection.material = `DECISION TRAJECTORY of ${id}\n...\nCall task_reflect directly, with ${id} as the task_id.`
+    return send(res, 200, { task: { id, session_id: t.session_id, status: t.status }, reflection })
+  }
+
+  /**
+   * POST /v1/tasks/{id}/reflect: a schema failure is a 422 naming its field;
+   * each lesson's result says recorded (id) or refused (check: why).
+   */
+  reflectTask (res, id, body) {
+    const t = this.tasks.get(id)
+    if (!t) return send(res, 404, { error: `no task ${id}` })
+    if (t.status === 'open') return send(res, 409, { error: 'the task is still open; close it with task_end first' })
+    if (t.reflected) return send(res, 409, { error: 'already reflected' })
+    const bad = fields(body, { assessment: true, source: false, lessons: false, critique: false })
+    if (bad) return send(res, 422, bad)
+    if (!Array.isArray(body.lessons)) return send(res, 422, { error: 'lessons: want a list', field: 'lessons' })
+    for (const [i, l] of body.lessons.entries()) {
+      if (!['new', 'repeat', 'revise', 'none'].includes(l?.relation)) return send(res, 422, { error: `lessons[${i}].relation: not one of new, repeat, revise, none`, field: `lessons[${i}].relation` })
+      if (l.relation !== 'none' && l.scope && l.scope !== 'reflection' && !l.boundary) {
+        return send(res, 422, { error: `lessons[${i}].boundary: required outside the reflection scope`, field: `lessons[${i}].boundary` })
+      }
+    }
+    t.reflected = true
+    const results = body.lessons.map((l, index) => {
+      if (l.relation === 'none') return { index, relation: 'none' }
+      if (l.relation === 'revise' && !(l.evidence_task_ids?.length > 0)) return { index, relation: 'revise', refused: 'evidence: a revise needs evidence_task_ids' }
+      const lid = this.nextLesson++
+      this.lessons.set(String(lid), `LESSON ${lid}\nproblem: ${l.problem ?? ''}\nSOURCE TASK ${id}: ${t.goal}`)
+      return { index, relation: l.relation, id: lid }
+    })
+    return send(res, 200, { lessons_recorded: results.filter(r => r.id).length, results })
+  }
+
   postEvents (res, body) {
     const events = body?.events
     if (!Array.isArray(events) || events.length === 0) return send(res, 400, { error: 'events: required', index: -1, field: 'events' })
@@ -245,6 +319,19 @@ export class FakeMull {
     }
     return send(res, 200, { stored, duplicates: events.length - stored })
   }
+}
+
+/**
+ * The first problem with a JSON body against its fields (name → required),
+ * as {error, field}, or null: unknown fields refused, required ones non-empty.
+ */
+function fields (body, spec) {
+  if (!body || typeof body !== 'object' || Array.isArray(body)) return { error: 'invalid JSON body', field: '' }
+  for (const k of Object.keys(body)) if (!(k in spec)) return { error: `invalid JSON body: unknown field "${k}"`, field: k }
+  for (const [k, required] of Object.entries(spec)) {
+    if (required && (typeof body[k] !== 'string' || !body[k].trim())) return { error: `${k}: required`, field: k }
+  }
+  return null
 }
 
 function send (res, status, body, headers = {}) {
