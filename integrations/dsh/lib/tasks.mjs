@@ -66,7 +66,7 @@ const LESSON_SCHEMA = {
         type: 'object',
         additionalProperties: true,
         properties: {
-          id: ID('The other lesson.'),
+          with: ID('The other lesson.'),
           kind: { type: 'string', enum: CONFLICT_KINDS },
           note: { type: 'string' }
         }

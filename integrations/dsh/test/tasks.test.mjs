@@ -127,7 +127,7 @@ test('task_reflect posts the body as given and renders each lesson\'s result', a
   const { call } = await applied(t, fake)
   const id = await closedTask(call)
   const lessons = [
-    { relation: 'new', kind: 'failure', scope: 'workspace', problem: 'Declared done before running the test', avoid: 'reporting done untested', boundary: 'this repo\'s CI', confidence: 'high', conflicts: [{ id: 4, kind: 'goal' }] },
+    { relation: 'new', kind: 'failure', scope: 'workspace', problem: 'Declared done before running the test', avoid: 'reporting done untested', boundary: 'this repo\'s CI', confidence: 'high', conflicts: [{ with: 4, kind: 'goal' }] },
     { relation: 'revise', target_id: 12, problem: 'p', correction: 'c' },
     { relation: 'none' }
   ]
