@@ -67,6 +67,16 @@ create table tasks (
 );
 create index tasks_session_status on tasks (session_id, status);
 create index tasks_status on tasks (status);
+-- The environment is written once: the database refuses to change it.
+create function tasks_environment_written_once() returns trigger language plpgsql as $$
+begin
+    if new.environment is distinct from old.environment then
+        raise exception 'tasks.environment is written once, at the task''s open (task %)', old.id;
+    end if;
+    return new;
+end $$;
+create trigger tasks_environment_written_once before update on tasks
+    for each row execute function tasks_environment_written_once();
 
 -- The snapshot's lessons, one row each: the precedent counts join these
 -- with task outcomes (verified: succeeded; counter: failed; exposures: all
@@ -79,6 +89,13 @@ create table task_lessons (
     primary key (task_id, lesson_id)
 );
 create index task_lessons_lesson on task_lessons (lesson_id);
+-- The snapshot's rows are written once too.
+create function task_lessons_written_once() returns trigger language plpgsql as $$
+begin
+    raise exception 'task_lessons are written once, at the task''s open (task %)', old.task_id;
+end $$;
+create trigger task_lessons_written_once before update or delete on task_lessons
+    for each row execute function task_lessons_written_once();
 
 -- Each reflection on a task (by the job or the agent), and what became of
 -- each lesson it proposed: `mull lessons stats` counts come from here.

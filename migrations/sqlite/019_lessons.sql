@@ -67,6 +67,12 @@ create table tasks (
 );
 create index tasks_session_status on tasks (session_id, status);
 create index tasks_status on tasks (status);
+-- The environment is written once: the database refuses to change it.
+create trigger tasks_environment_written_once before update of environment on tasks
+    when new.environment is not old.environment
+begin
+    select raise(abort, 'tasks.environment is written once, at the task''s open');
+end;
 
 -- The snapshot's lessons, one row each: the precedent counts join these
 -- with task outcomes (verified: succeeded; counter: failed; exposures: all
@@ -79,6 +85,15 @@ create table task_lessons (
     primary key (task_id, lesson_id)
 );
 create index task_lessons_lesson on task_lessons (lesson_id);
+-- The snapshot's rows are written once too.
+create trigger task_lessons_written_once_update before update on task_lessons
+begin
+    select raise(abort, 'task_lessons are written once, at the task''s open');
+end;
+create trigger task_lessons_written_once_delete before delete on task_lessons
+begin
+    select raise(abort, 'task_lessons are written once, at the task''s open');
+end;
 
 -- Each reflection on a task (by the job or the agent), and what became of
 -- each lesson it proposed: `mull lessons stats` counts come from here.
