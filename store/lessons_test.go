@@ -261,3 +261,42 @@ func TestNudges(t *testing.T) {
 		}
 	})
 }
+
+// Many requests at once for a nudge of one session: exactly max of them
+// get one (the increment's condition holds the cap, not a read before it).
+func TestNudgesAtOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			_, _, err := s.LockSession(ctx, tx, "session-1", "/w", taskT0)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		const callers, max = 8, 2
+		results := make(chan error, callers)
+		served := make(chan bool, callers)
+		start := make(chan struct{})
+		for range callers {
+			go func() {
+				<-start
+				ok, err := s.IncrementNudges(ctx, s.DB, "session-1", max)
+				served <- ok
+				results <- err
+			}()
+		}
+		close(start)
+		n := 0
+		for range callers {
+			if err := <-results; err != nil {
+				t.Error(err)
+			}
+			if <-served {
+				n++
+			}
+		}
+		if n != max {
+			t.Fatalf("%d nudges served at once; want %d", n, max)
+		}
+	})
+}
