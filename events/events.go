@@ -104,19 +104,24 @@ type TurnEndPayload struct {
 	Error string `json:"error,omitempty"`
 }
 
-// TaskOpenPayload opens a task.
+// TaskOpenPayload opens a task (the seed's task_start): what the agent
+// means to do and what it expects to come of it.
 type TaskOpenPayload struct {
-	TaskID string `json:"task_id"`
-	Title  string `json:"title"`
+	TaskID         string `json:"task_id"`
+	Goal           string `json:"goal"`
+	ExpectedResult string `json:"expected_result,omitempty"`
 }
 
-// TaskClosePayload closes a task.
+// TaskClosePayload closes a task (the seed's task_end).
 type TaskClosePayload struct {
 	TaskID string `json:"task_id"`
-	// Outcome: "done", "failed", "abandoned".
-	Outcome string `json:"outcome"`
-	Summary string `json:"summary,omitempty"`
+	// Status: "succeeded", "failed", "abandoned", "aborted" (TaskStatuses).
+	Status string `json:"status"`
+	Result string `json:"result,omitempty"`
 }
+
+// TaskStatuses are the ways a task ends, the seed's four.
+var TaskStatuses = []string{"succeeded", "failed", "abandoned", "aborted"}
 
 // ToolResultPayload is a tool call and how it ended.
 type ToolResultPayload struct {

@@ -16,8 +16,8 @@ const (
 	MaxIDLen    = 256      // an event, session, task or tool call id
 	MaxPath     = 4096     // the workspace, an observed file's path (PATH_MAX)
 	MaxName     = 128      // a tool name, an error code, session_end's reason
-	MaxTitle    = 512      // a session's or a task's title
-	MaxSummary  = 8 << 10  // a task's summary, a feedback text
+	MaxTitle    = 512      // a session's title, a task's goal
+	MaxSummary  = 8 << 10  // a task's expected result or result, a feedback text
 	MaxText     = 64 << 10 // a message, an error text, a command
 	MaxOutput   = 8 << 10  // a tool's output, cut by producers before sending
 	MaxBatch    = 1000
@@ -193,7 +193,7 @@ func checkPayload(p any) (string, string) {
 		}
 		return oneOf("reason", p.Reason, "completed", "error", "aborted", "max-tokens")
 	case *TaskClosePayload:
-		return oneOf("outcome", p.Outcome, "done", "failed", "abandoned")
+		return oneOf("status", p.Status, TaskStatuses...)
 	case *ToolResultPayload:
 		if len(p.Output) > MaxOutput {
 			return "output", fmt.Sprintf("longer than %d bytes; cut it before sending", MaxOutput)
@@ -273,10 +273,11 @@ func payloadStrings(p any) []payloadString {
 	case *TurnEndPayload:
 		return []payloadString{name("reason", p.Reason, MaxName, false), text("error", p.Error, MaxText, false)}
 	case *TaskOpenPayload:
-		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), text("title", p.Title, MaxTitle, true)}
+		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), text("goal", p.Goal, MaxTitle, true),
+			text("expected_result", p.ExpectedResult, MaxSummary, false)}
 	case *TaskClosePayload:
-		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), name("outcome", p.Outcome, MaxName, false),
-			text("summary", p.Summary, MaxSummary, false)}
+		return []payloadString{name("task_id", p.TaskID, MaxIDLen, true), name("status", p.Status, MaxName, false),
+			text("result", p.Result, MaxSummary, false)}
 	case *ToolResultPayload:
 		return []payloadString{name("call_id", p.CallID, MaxIDLen, false), name("tool", p.Tool, MaxName, true),
 			text("command", p.Command, MaxText, false), name("error_code", p.ErrorCode, MaxName, false),

@@ -52,6 +52,13 @@ func TestValidate(t *testing.T) {
 		{"error bad status", ev(events.Error, `{"message":"boom","status":42}`), "payload.status", "not an HTTP status"},
 		{"title", ev(events.SessionTitle, `{"title":"Fix the invoice total","source":"fallback"}`), "", ""},
 		{"blank title", ev(events.SessionTitle, `{"title":" "}`), "payload.title", "required"},
+		{"task open", ev(events.TaskOpen, `{"task_id":"task-1","goal":"fix the build","expected_result":"go test passes"}`), "", ""},
+		{"task open without goal", ev(events.TaskOpen, `{"task_id":"task-1","expected_result":"x"}`), "payload.goal", "required"},
+		{"task open old title", ev(events.TaskOpen, `{"task_id":"task-1","title":"build"}`), "payload", `unknown field "title"`},
+		{"task close", ev(events.TaskClose, `{"task_id":"task-1","status":"aborted","result":"user stopped it"}`), "", ""},
+		{"task close old outcome", ev(events.TaskClose, `{"task_id":"task-1","status":"done"}`), "payload.status", `"done" is not one of succeeded, failed, abandoned, aborted`},
+		{"task close without status", ev(events.TaskClose, `{"task_id":"task-1"}`), "payload.status", "not one of"},
+		{"task close old fields", ev(events.TaskClose, `{"task_id":"task-1","outcome":"done"}`), "payload", `unknown field "outcome"`},
 		{"long title", ev(events.SessionTitle, `{"title":"`+strings.Repeat("t", events.MaxTitle+1)+`"}`), "payload.title", "longer than"},
 	}
 	for _, tt := range tests {

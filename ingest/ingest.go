@@ -162,6 +162,15 @@ func (s *Service) writeBatch(ctx context.Context, tx *sql.Tx, unique []events.Ev
 			}
 			continue
 		}
+		// seq follows the batch's order (the order the session sent them),
+		// after the events stored before it.
+		freshIDs := make([]string, len(fresh))
+		for i, e := range fresh {
+			freshIDs[i] = e.ID
+		}
+		if err := s.store.NumberEvents(ctx, tx, id, l.sess.Events, freshIDs); err != nil {
+			return nil, nil, nil, err
+		}
 		endedNow := apply(&l.sess, l.created, fresh)
 		if err := s.store.SaveSession(ctx, tx, &l.sess); err != nil {
 			return nil, nil, nil, err

@@ -34,6 +34,9 @@ type Event struct {
 	Source  string          `json:"source"`
 	// RecordedAt is when mull stored it (transaction time).
 	RecordedAt time.Time `json:"recorded_at"`
+	// Seq is the event's ordinal in its session, from 1, in the order mull
+	// stored them (NumberEvents); a task's window is a range of it.
+	Seq int64 `json:"seq"`
 }
 
 // insertChunk bounds the rows of one insert statement (8 parameters each),
@@ -93,29 +96,91 @@ func collectIDs(ctx context.Context, tx *sql.Tx, q string, args []any, into map[
 	return rows.Err()
 }
 
+// NumberEvents gives a batch's newly stored events of one session their
+// seq: after+1, after+2, … in the order ids gives them. after is the session's
+// event_count before the batch, read under its lock (LockSession), so two
+// batches never number alike.
+func (s *Store) NumberEvents(ctx context.Context, tx *sql.Tx, sessionID string, after int64, ids []string) error {
+	const chunk = 200 // 3 parameters each
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		var cases, in strings.Builder
+		args := []any{sessionID}
+		for i, id := range part {
+			args = append(args, id, after+int64(start+i)+1)
+			n := len(args)
+			fmt.Fprintf(&cases, " when $%d then cast($%d as bigint)", n-1, n)
+			if i > 0 {
+				in.WriteString(", ")
+			}
+			in.WriteString("$" + strconv.Itoa(n-1))
+		}
+		q := `update events set seq = case id` + cases.String() + ` end where session_id = $1 and id in (` + in.String() + `)`
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return fmt.Errorf("number events of session %s: %w", sessionID, err)
+		}
+		if n, err := res.RowsAffected(); err != nil || n != int64(len(part)) {
+			return fmt.Errorf("number events of session %s: %d of %d events found (%v)", sessionID, n, len(part), err)
+		}
+	}
+	return nil
+}
+
+const eventColumns = `id, session_id, workspace, type, time, payload, source, recorded_at, seq`
+
 // SessionEvents lists a session's last limit events (defaults to 50, capped
 // at 1000) in the order they happened.
 func (s *Store) SessionEvents(ctx context.Context, sessionID string, limit int) ([]Event, error) {
 	limit = min(cmp.Or(limit, 50), 1000)
-	rows, err := s.DB.QueryContext(ctx, `select id, session_id, workspace, type, time, payload, source, recorded_at
+	out, err := queryEvents(ctx, s.DB, `select `+eventColumns+`
 		from events where session_id = $1 order by time desc, id desc limit $2`, sessionID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list events of session %s: %w", sessionID, err)
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// EventsBySeq lists a session's events with from < seq <= to, by seq, at
+// most limit (defaults to 1000, capped at 10000): a task's window is
+// (open_seq, close_seq].
+func (s *Store) EventsBySeq(ctx context.Context, q querier, sessionID string, from, to int64, limit int) ([]Event, error) {
+	limit = min(cmp.Or(limit, 1000), 10000)
+	out, err := queryEvents(ctx, q, `select `+eventColumns+` from events
+		where session_id = $1 and seq > $2 and seq <= $3 order by seq limit $4`, sessionID, from, to, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list events %d..%d of session %s: %w", from, to, sessionID, err)
+	}
+	return out, nil
+}
+
+// LastEventSeq is the largest seq of a session's events (0 when it has
+// none): where a task opened now starts its window.
+func (s *Store) LastEventSeq(ctx context.Context, q querier, sessionID string) (int64, error) {
+	var seq int64
+	err := q.QueryRowContext(ctx, `select coalesce(max(seq), 0) from events where session_id = $1`, sessionID).Scan(&seq)
+	if err != nil {
+		return 0, fmt.Errorf("last event of session %s: %w", sessionID, err)
+	}
+	return seq, nil
+}
+
+func queryEvents(ctx context.Context, q querier, query string, args ...any) ([]Event, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []Event
 	for rows.Next() {
 		var e Event
 		var payload string
-		if err := rows.Scan(&e.ID, &e.SessionID, &e.Workspace, &e.Type, &e.Time, &payload, &e.Source, &e.RecordedAt); err != nil {
+		if err := rows.Scan(&e.ID, &e.SessionID, &e.Workspace, &e.Type, &e.Time, &payload, &e.Source, &e.RecordedAt, &e.Seq); err != nil {
 			return nil, err
 		}
 		e.Payload, e.Time, e.RecordedAt = json.RawMessage(payload), e.Time.UTC(), e.RecordedAt.UTC()
 		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	slices.Reverse(out)
-	return out, nil
+	return out, rows.Err()
 }

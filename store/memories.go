@@ -37,10 +37,32 @@ type Memory struct {
 	Quarantined      bool
 	QuarantineReason string
 	PromotedFrom     string
+
+	// The lesson model (seed 000). Scope is a structured lesson's scope
+	// ('' for other kinds) and ScopeSession the session it names; Lesson is
+	// its fields as JSON ('' none); TaskID the task whose reflection wrote
+	// it; State its lifecycle ("" is stored as active); PromotedFromID the
+	// lesson it was promoted from.
+	Scope          string
+	ScopeSession   string
+	Lesson         string
+	TaskID         string
+	State          string
+	PromotedFromID int64
 }
 
+// The memory states (learn/memory.State). Every state but StateActive sets
+// invalid_at.
+const (
+	StateActive     = "active"
+	StateSuperseded = "superseded"
+	StateDeprecated = "deprecated"
+	StateDeleted    = "deleted"
+)
+
 const memoryColumns = `id, workspace, kind, text, text_norm, importance, src, origin, uses, session_id, job_id,
-	recorded_at, verified_at, ttl_days, invalid_at, invalid_reason, superseded_by, quarantined, quarantine_reason, promoted_from`
+	recorded_at, verified_at, ttl_days, invalid_at, invalid_reason, superseded_by, quarantined, quarantine_reason, promoted_from,
+	scope, scope_session, lesson, task_id, state, promoted_from_id`
 
 // MemoryFilter narrows ListMemories.
 type MemoryFilter struct {
@@ -63,14 +85,23 @@ type MemoryFilter struct {
 }
 
 // InsertMemory stores a new memory and returns its id. RecordedAt must be
-// set; the store never picks a memory's time on its own.
+// set; the store never picks a memory's time on its own. A new memory is
+// active: a later state is SetMemoryState's, which stamps invalid_at with it.
 func (s *Store) InsertMemory(ctx context.Context, q querier, m Memory) (int64, error) {
+	if m.State != "" && m.State != StateActive {
+		return 0, fmt.Errorf("insert memory: state %q: a new memory is stored active; SetMemoryState changes it", m.State)
+	}
+	if err := checkLessonJSON(m.Lesson); err != nil {
+		return 0, fmt.Errorf("insert memory: %w", err)
+	}
 	var id int64
 	err := q.QueryRowContext(ctx, `insert into memories (workspace, kind, text, text_norm, importance, src, origin, uses,
-		session_id, job_id, recorded_at, verified_at, ttl_days, quarantined, quarantine_reason, promoted_from)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16) returning id`,
+		session_id, job_id, recorded_at, verified_at, ttl_days, quarantined, quarantine_reason, promoted_from,
+		scope, scope_session, lesson, task_id, state, promoted_from_id)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) returning id`,
 		m.Workspace, m.Kind, m.Text, m.TextNorm, m.Importance, m.Src, m.Origin, m.Uses, m.SessionID, m.JobID,
-		utcMicro(m.RecordedAt), nullTime(m.VerifiedAt), m.TTLDays, m.Quarantined, m.QuarantineReason, m.PromotedFrom).Scan(&id)
+		utcMicro(m.RecordedAt), nullTime(m.VerifiedAt), m.TTLDays, m.Quarantined, m.QuarantineReason, m.PromotedFrom,
+		m.Scope, m.ScopeSession, m.Lesson, m.TaskID, StateActive, m.PromotedFromID).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert memory: %w", err)
 	}
@@ -161,7 +192,7 @@ func (s *Store) BumpUses(ctx context.Context, q querier, by int, ids ...int64) e
 // text, if there is one: a write of the same thing again is a duplicate.
 func (s *Store) FindMemoryByNorm(ctx context.Context, q querier, workspace, norm string) (Memory, bool, error) {
 	m, err := scanMemory(q.QueryRowContext(ctx, `select `+memoryColumns+` from memories
-		where workspace = $1 and text_norm = $2 and invalid_at is null and not quarantined order by id limit 1`, workspace, norm))
+		where workspace = $1 and text_norm = $2 and `+liveCond+` order by id limit 1`, workspace, norm))
 	if errors.Is(err, sql.ErrNoRows) {
 		return m, false, nil
 	}
@@ -169,11 +200,16 @@ func (s *Store) FindMemoryByNorm(ctx context.Context, q querier, workspace, norm
 }
 
 // InvalidateMemory marks a memory invalid at at, unless it already is: its
-// first invalidation stands, and nothing is deleted. ok reports whether this
-// call set it.
+// first invalidation stands, and nothing is deleted. Its state becomes
+// superseded when supersededBy names its replacement, deleted (a forget)
+// otherwise. ok reports whether this call set it.
 func (s *Store) InvalidateMemory(ctx context.Context, q querier, id int64, at time.Time, reason string, supersededBy int64) (ok bool, err error) {
-	res, err := q.ExecContext(ctx, `update memories set invalid_at = $2, invalid_reason = $3, superseded_by = $4
-		where id = $1 and invalid_at is null`, id, utcMicro(at), reason, supersededBy)
+	state := StateDeleted
+	if supersededBy > 0 {
+		state = StateSuperseded
+	}
+	res, err := q.ExecContext(ctx, `update memories set invalid_at = $2, invalid_reason = $3, superseded_by = $4, state = $5
+		where id = $1 and invalid_at is null`, id, utcMicro(at), reason, supersededBy, state)
 	if err != nil {
 		return false, fmt.Errorf("invalidate memory %d: %w", id, err)
 	}
@@ -328,10 +364,14 @@ func memoryWhere(workspaces []string, live bool) (string, []any) {
 		}
 	}
 	if live {
-		cond += " and invalid_at is null and not quarantined"
+		cond += " and " + liveCond
 	}
 	return cond, args
 }
+
+// liveCond keeps the memories that may be served: active, not invalidated,
+// not quarantined.
+const liveCond = "state = 'active' and invalid_at is null and not quarantined"
 
 func (s *Store) queryMemories(ctx context.Context, q querier, query string, args ...any) ([]Memory, error) {
 	rows, err := q.QueryContext(ctx, query, args...)
@@ -355,7 +395,8 @@ func scanMemory(row scanner) (Memory, error) {
 	var verified, invalid sql.NullTime
 	err := row.Scan(&m.ID, &m.Workspace, &m.Kind, &m.Text, &m.TextNorm, &m.Importance, &m.Src, &m.Origin, &m.Uses,
 		&m.SessionID, &m.JobID, &m.RecordedAt, &verified, &m.TTLDays, &invalid, &m.InvalidReason, &m.SupersededBy,
-		&m.Quarantined, &m.QuarantineReason, &m.PromotedFrom)
+		&m.Quarantined, &m.QuarantineReason, &m.PromotedFrom,
+		&m.Scope, &m.ScopeSession, &m.Lesson, &m.TaskID, &m.State, &m.PromotedFromID)
 	if err != nil {
 		return m, err
 	}
@@ -379,6 +420,26 @@ func nullTime(t time.Time) sql.NullTime {
 func nonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
+	}
+	return s
+}
+
+// checkLessonJSON refuses a lesson that is neither ” nor a JSON object, so
+// what reads it back never meets a corrupt row.
+func checkLessonJSON(lesson string) error {
+	if lesson == "" {
+		return nil
+	}
+	var fields map[string]any
+	if err := json.Unmarshal([]byte(lesson), &fields); err != nil || fields == nil {
+		return fmt.Errorf("lesson %q is not a JSON object of lesson fields", cutForError(lesson))
+	}
+	return nil
+}
+
+func cutForError(s string) string {
+	if r := []rune(s); len(r) > 80 {
+		return string(r[:80]) + "…"
 	}
 	return s
 }

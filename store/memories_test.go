@@ -21,7 +21,7 @@ func TestMemoriesRoundTripAndInvalidate(t *testing.T) {
 			t.Fatalf("insert: %d, %v", id, err)
 		}
 		got, err := s.GetMemory(ctx, s.DB, id)
-		in.ID = id
+		in.ID, in.State = id, store.StateActive // a new memory is stored active
 		if err != nil || got != in {
 			t.Fatalf("get: %v\n got %+v\nwant %+v", err, got, in)
 		}
@@ -47,7 +47,7 @@ func TestMemoriesRoundTripAndInvalidate(t *testing.T) {
 			t.Fatal(err)
 		}
 		got, _ = s.GetMemory(ctx, s.DB, id)
-		if !got.InvalidAt.Equal(t1) || got.InvalidReason != "moved to bun" || got.Text != in.Text {
+		if !got.InvalidAt.Equal(t1) || got.InvalidReason != "moved to bun" || got.Text != in.Text || got.State != store.StateDeleted {
 			t.Fatalf("after invalidate: %+v", got)
 		}
 		if live, _ := s.ListMemories(ctx, s.DB, store.MemoryFilter{Workspaces: []string{"/w"}}); len(live) != 0 {

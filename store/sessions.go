@@ -37,7 +37,10 @@ type Session struct {
 	// Counts are the events stored, by type.
 	Counts map[string]int64 `json:"counts"`
 	// Events is the number of events stored in all.
-	Events    int64     `json:"events"`
+	Events int64 `json:"events"`
+	// Nudges counts the missed-task nudges served this session
+	// (IncrementNudges; SaveSession leaves it alone).
+	Nudges    int       `json:"nudges"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
 }
@@ -51,7 +54,7 @@ type SessionFilter struct {
 }
 
 const sessionColumns = `id, workspace, status, is_primary, title, first_event_at, last_event_at,
-	ended_at, end_reason, counts, event_count, created_at, updated_at`
+	ended_at, end_reason, counts, event_count, created_at, updated_at, nudges`
 
 // LockSession reads a session and, on Postgres, locks its row until tx
 // ends; a session not yet stored is created open, with at as its first and
@@ -176,7 +179,7 @@ func scanSession(row scanner) (Session, error) {
 	var counts string
 	var ended sql.NullTime
 	if err := row.Scan(&sess.ID, &sess.Workspace, &sess.Status, &sess.Primary, &sess.Title, &sess.FirstEventAt,
-		&sess.LastEventAt, &ended, &sess.EndReason, &counts, &sess.Events, &sess.CreatedAt, &sess.UpdatedAt); err != nil {
+		&sess.LastEventAt, &ended, &sess.EndReason, &counts, &sess.Events, &sess.CreatedAt, &sess.UpdatedAt, &sess.Nudges); err != nil {
 		return sess, err
 	}
 	if err := json.Unmarshal([]byte(counts), &sess.Counts); err != nil {
@@ -215,4 +218,24 @@ func (s *Store) SessionPushed(ctx context.Context, tx *sql.Tx, id string) (bool,
 		return false, fmt.Errorf("session %s: look for pushed events: %w", id, err)
 	}
 	return n > 0, nil
+}
+
+// IncrementNudges counts one more missed-task nudge for a session unless it
+// has had max already; ok reports whether it counted (the caller serves the
+// nudge only then). One statement, so two requests at once never both pass
+// the cap. A session not stored is ErrNotFound.
+func (s *Store) IncrementNudges(ctx context.Context, q querier, sessionID string, max int) (ok bool, err error) {
+	res, err := q.ExecContext(ctx, `update sessions set nudges = nudges + 1 where id = $1 and nudges < $2`, sessionID, max)
+	if err != nil {
+		return false, fmt.Errorf("count a nudge for session %s: %w", sessionID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n == 1 {
+		return n == 1, err
+	}
+	var one int
+	err = q.QueryRowContext(ctx, `select 1 from sessions where id = $1`, sessionID).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, fmt.Errorf("session %s: %w", sessionID, ErrNotFound)
+	}
+	return false, err
 }
