@@ -38,7 +38,7 @@ type DemoOutput struct {
 // DemoSpec: enough attempts to survive a crash test that kills the worker
 // mid-step several times (a killed attempt counts), and a timeout well above
 // the longest work Demo accepts.
-var DemoSpec = engine.Spec{Kind: "demo_step", Queue: "default", MaxAttempts: 10, Backoff: time.Second, Timeout: 2 * time.Minute}
+var DemoSpec = engine.Spec{Queue: "default", MaxAttempts: 10, Backoff: time.Second, Timeout: 2 * time.Minute}
 
 // demoMaxWork keeps demo work under DemoSpec's timeout.
 const demoMaxWork = time.Minute

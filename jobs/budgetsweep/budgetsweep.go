@@ -25,7 +25,7 @@ type Args struct{}
 func (Args) Kind() string { return "budget_sweep" }
 
 // Spec: maintenance work, retried quickly.
-var Spec = engine.Spec{Kind: "budget_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
+var Spec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
 
 // Worker releases expired reservations and marks lost calls.
 type Worker struct {

@@ -65,7 +65,7 @@ func (Args) InsertOpts() river.InsertOpts {
 }
 
 // Spec: the planner reads the library and clusters it locally; no LLM.
-var Spec = engine.Spec{Kind: "consolidate", Queue: "default", MaxAttempts: 5, Backoff: time.Minute, Timeout: 5 * time.Minute}
+var Spec = engine.Spec{Queue: "default", MaxAttempts: 5, Backoff: time.Minute, Timeout: 5 * time.Minute}
 
 // MergeArgs are one merge chunk step's args: the clusters, by memory id.
 type MergeArgs struct {
@@ -77,7 +77,7 @@ type MergeArgs struct {
 func (MergeArgs) Kind() string { return "consolidate_merge" }
 
 // MergeSpec: an LLM call per chunk, on the llm queue, retried like the retros.
-var MergeSpec = engine.Spec{Kind: "consolidate_merge", Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
+var MergeSpec = engine.Spec{Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
 
 // DeriveArgs are the derive step's args.
 type DeriveArgs struct {
@@ -88,7 +88,7 @@ type DeriveArgs struct {
 func (DeriveArgs) Kind() string { return "consolidate_derive" }
 
 // DeriveSpec: one LLM call, after every chunk.
-var DeriveSpec = engine.Spec{Kind: "consolidate_derive", Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
+var DeriveSpec = engine.Spec{Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
 
 // RunInput is the workflow run's input, readable by every step.
 type RunInput struct {
@@ -443,7 +443,7 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 		return workflows.Result{Output: out}, err
 	}
 	reply, _, err := llm.CompleteJSON[rules.MergeReply](ctx, d.LLM, llm.Call{
-		Kind: MergeSpec.Kind, JobID: step.Job.ID, Workspace: a.Workspace,
+		Kind: MergeArgs{}.Kind(), JobID: step.Job.ID, Workspace: a.Workspace,
 		Messages: []llm.Message{llm.System(rules.MergePrompt), llm.User(rules.MergeInput(live, byID))},
 	})
 	if err == nil {
@@ -570,7 +570,7 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 	var plan rules.DeriveChanges
 	if n := countBase(ms); n >= d.Settings.MinMemories {
 		out, _, err := llm.CompleteJSON[rules.DeriveOutput](ctx, d.LLM, llm.Call{
-			Kind: DeriveSpec.Kind, JobID: step.Job.ID, Workspace: in.Workspace,
+			Kind: DeriveArgs{}.Kind(), JobID: step.Job.ID, Workspace: in.Workspace,
 			Messages: []llm.Message{llm.System(rules.DerivePrompt), llm.User(rules.DeriveInput(ms, now, d.Settings.DeriveChars))},
 		})
 		if err != nil {

@@ -23,7 +23,7 @@ type SweepArgs struct{}
 func (SweepArgs) Kind() string { return "consolidate_sweep" }
 
 // SweepSpec: quick, on the maintenance queue.
-var SweepSpec = engine.Spec{Kind: "consolidate_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
+var SweepSpec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
 
 // Cron is the sweep's periodic entry for a config: none when the schedule
 // is "off".
@@ -31,7 +31,7 @@ func Cron(c config.Consolidate) []config.Cron {
 	if c.Off() {
 		return nil
 	}
-	return []config.Cron{{Name: "consolidate-sweep", Kind: SweepSpec.Kind, Schedule: c.Schedule, Args: "{}"}}
+	return []config.Cron{{Name: "consolidate-sweep", Kind: SweepArgs{}.Kind(), Schedule: c.Schedule, Args: "{}"}}
 }
 
 // Sweep works consolidate_sweep jobs.

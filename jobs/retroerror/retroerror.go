@@ -47,7 +47,7 @@ func (Args) InsertOpts() river.InsertOpts {
 
 // Spec: as retro_session's, the llm queue; 5 attempts 30 minutes apart
 // (config [jobs.retro_error] overrides), then the dead letters.
-var Spec = engine.Spec{Kind: "retro_error", Queue: "llm", MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
+var Spec = engine.Spec{Queue: "llm", MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
 
 // Rules space a session's error retros.
 type Rules struct {
