@@ -31,6 +31,9 @@ type Spec struct {
 	Timeout time.Duration
 	// Priority from 1 (first) to 4. Defaults to 1.
 	Priority int
+	// LLM says the kind calls DeepSeek: a worker with no API key pauses
+	// the queues of such kinds before it starts.
+	LLM bool
 }
 
 func (s Spec) withDefaults() Spec {

@@ -13,9 +13,14 @@ import (
 // too: Start refuses step kinds it was not told about, and River refuses to
 // insert kinds without a worker. Step kinds of real workflows are added with
 // AddStep by their own packages.
+//
+// workflow_reconcile runs from a built-in cron entry every minute: it fails
+// runs whose step jobs died where no step code could record it (a worker
+// killed on a last attempt, an operator's cancel in River UI).
 func Register(reg *engine.Registry, r *Runner) {
 	AddStep(reg, r, DemoSpec, demoStep)
 	engine.Add(reg, ReconcileSpec, &reconcileWorker{r: r})
+	reg.Cron("workflow-reconcile", "@every 1m", ReconcileArgs{})
 }
 
 // DemoArgs are the args of one demo step.

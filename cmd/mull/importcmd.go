@@ -18,6 +18,7 @@ import (
 
 	"github.com/mullhq/mull/dshimport"
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
@@ -174,7 +175,7 @@ func (s *sessionSet) ids() []string {
 // every prompt token a cache miss, at the price of now.
 func retroEstimate(a *app, now time.Time) (tokens, nanoUSD int64) {
 	m := a.cfg.LLM.ForKind(retrosession.Args{}.Kind())
-	caps := retroCaps(a.cfg.Retro.Excerpt).WithDefaults()
+	caps := jobs.RetroCaps(a.cfg.Retro.Excerpt).WithDefaults()
 	full := retro.Library{Text: strings.Repeat("x", retro.MaxLibraryRunes)}
 	prompt := llm.EstimatePromptTokens(retrosession.Messages(full, strings.Repeat("x", caps.MaxChars)))
 	maxTokens := int64(m.MaxTokens)

@@ -77,7 +77,7 @@ type MergeArgs struct {
 func (MergeArgs) Kind() string { return "consolidate_merge" }
 
 // MergeSpec: an LLM call per chunk, on the llm queue, retried like the retros.
-var MergeSpec = engine.Spec{Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
+var MergeSpec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
 
 // DeriveArgs are the derive step's args.
 type DeriveArgs struct {
@@ -88,7 +88,7 @@ type DeriveArgs struct {
 func (DeriveArgs) Kind() string { return "consolidate_derive" }
 
 // DeriveSpec: one LLM call, after every chunk.
-var DeriveSpec = engine.Spec{Queue: "llm", MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
+var DeriveSpec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 5 * time.Minute, Timeout: 10 * time.Minute}
 
 // RunInput is the workflow run's input, readable by every step.
 type RunInput struct {
@@ -211,12 +211,15 @@ type Settings struct {
 	// planned, so that session's retro lands first
 	// (consolidate.trigger_delay).
 	TriggerDelay time.Duration
+	// Schedule is consolidate.schedule, the sweep's built-in cron entry;
+	// "off" (or empty) declares none.
+	Schedule string
 }
 
 // SettingsFrom reads the config.
 func SettingsFrom(c config.Consolidate) Settings {
 	return Settings{Cooldown: c.Cooldown.D(), AfterSessions: c.AfterSessions, ChunkChars: c.ChunkChars, MinMemories: c.MinMemories,
-		DeriveChars: c.DeriveChars, TriggerDelay: c.TriggerDelay.D()}
+		DeriveChars: c.DeriveChars, TriggerDelay: c.TriggerDelay.D(), Schedule: c.Schedule}
 }
 
 func (s Settings) withDefaults() Settings {
@@ -251,13 +254,19 @@ type Deps struct {
 	Settings Settings
 }
 
-// Register adds the planner, the two step kinds and the sweep.
+// Register adds the planner, the two step kinds and the sweep, the
+// session-end hook that counts toward the "N sessions" trigger, and the
+// sweep's built-in cron entry (Settings.Schedule) unless it is off.
 func Register(reg *engine.Registry, d Deps) {
 	d.Settings = d.Settings.withDefaults()
 	engine.Add(reg, Spec, &Planner{d: d})
 	engine.Add(reg, SweepSpec, &Sweep{d: d})
 	workflows.AddStep(reg, d.Runner, MergeSpec, d.merge)
 	workflows.AddStep(reg, d.Runner, DeriveSpec, d.derive)
+	reg.OnSessionEnded((&Hook{Store: d.Store, Settings: d.Settings}).SessionEnded)
+	if s := d.Settings.Schedule; s != "" && !(config.Consolidate{Schedule: s}).Off() {
+		reg.Cron("consolidate-sweep", s, SweepArgs{})
+	}
 }
 
 // Planner works consolidate jobs.

@@ -10,7 +10,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
-	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/store"
 )
@@ -24,15 +23,6 @@ func (SweepArgs) Kind() string { return "consolidate_sweep" }
 
 // SweepSpec: quick, on the maintenance queue.
 var SweepSpec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
-
-// Cron is the sweep's periodic entry for a config: none when the schedule
-// is "off".
-func Cron(c config.Consolidate) []config.Cron {
-	if c.Off() {
-		return nil
-	}
-	return []config.Cron{{Name: "consolidate-sweep", Kind: SweepArgs{}.Kind(), Schedule: c.Schedule, Args: "{}"}}
-}
 
 // Sweep works consolidate_sweep jobs.
 type Sweep struct {
