@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/riverdriver"
 
 	"github.com/mullhq/mull/engine"
+	rules "github.com/mullhq/mull/learn/consolidate"
 	"github.com/mullhq/mull/store"
 )
 
@@ -54,7 +55,7 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 				if err != nil {
 					return err
 				}
-				if !Due(st, busy, now, d.Settings.Cooldown) {
+				if !rules.Due(st.LastStartedAt, busy, now, d.Settings.Cooldown) {
 					continue
 				}
 			}
@@ -71,15 +72,6 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 	}
 	d.Logger.Info("consolidate sweep", "job_id", job.ID, "enqueued", n)
 	return nil
-}
-
-// Due reports whether a workspace may start a run now that is not asked
-// for by hand: none in flight (inFlight) and its cooldown over.
-func Due(st store.ConsolidateState, inFlight bool, now time.Time, cooldown time.Duration) bool {
-	if inFlight {
-		return false
-	}
-	return st.LastStartedAt.IsZero() || !now.Before(st.LastStartedAt.Add(cooldown))
 }
 
 // running reports whether the state's run is still running. A run that
@@ -122,7 +114,7 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 	if err != nil {
 		return err
 	}
-	if st.SessionsSince >= set.AfterSessions && Due(st, busy, now, set.Cooldown) {
+	if rules.SessionsDue(st.SessionsSince, set.AfterSessions, rules.Due(st.LastStartedAt, busy, now, set.Cooldown)) {
 		if _, err := client.InsertTx(ctx, tx, Args{Workspace: s.Workspace, Reason: ReasonSessions},
 			&river.InsertOpts{ScheduledAt: now.Add(set.TriggerDelay)}); err != nil {
 			return fmt.Errorf("enqueue consolidate of %q: %w", s.Workspace, err)
