@@ -30,7 +30,8 @@ import (
 // that stored the events (or marked the session idle): enqueue jobs there
 // with client.InsertTx. An error rolls the whole batch back. Nil funcs do
 // nothing. The client is passed in because hooks are built while wiring,
-// before the River client exists.
+// before the River client exists. mull's are jobs.Register's: the job
+// registry's chains (engine.Registry.SessionEnded, AgentError) and client.
 type Hooks struct {
 	// SessionEnded runs once for each session a batch ended (its
 	// session_end was stored) or EndIdle found idle, after the session is
