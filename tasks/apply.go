@@ -14,6 +14,7 @@ import (
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/reflection"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
@@ -108,7 +109,9 @@ func (s *Service) Apply(ctx context.Context, tx *sql.Tx, taskID string, refl ref
 		return Applied{}, err
 	}
 	out := Applied{Results: []Result{}}
-	rec := store.Reflection{TaskID: t.ID, By: by, JobID: jobID, Assessment: refl.Assessment, Verdict: string(refl.Verdict()),
+	// The assessment is kept for the operator (mull tasks show) through the
+	// write-time gate, credentials redacted; it is never served as a lesson.
+	rec := store.Reflection{TaskID: t.ID, By: by, JobID: jobID, Assessment: trust.Check(refl.Assessment).Text, Verdict: string(refl.Verdict()),
 		Critique: critiqueJSON(refl), RecordedAt: now}
 	for i, it := range refl.Lessons {
 		row, res, err := a.apply(ctx, it, a.built[i])
