@@ -115,9 +115,9 @@ func TestTaskRoutesAgentMode(t *testing.T) {
 			t.Fatalf("opened %+v", opened)
 		}
 		for body, field := range map[string]string{
-			`{"workspace":"/w","goal":"g"}`:                         "session_id",
-			`{"session_id":"s","workspace":"/w","goal":""}`:         "goal",
-			`{"session_id":"s","workspace":"rel","goal":"g"}`:       "workspace",
+			`{"workspace":"/w","goal":"g"}`:                        "session_id",
+			`{"session_id":"s","workspace":"/w","goal":""}`:        "goal",
+			`{"session_id":"s","workspace":"rel","goal":"g"}`:      "workspace",
 			`{"session_id":"s","workspace":"/w","goal":"g","x":1}`: "",
 		} {
 			var fb fieldBody
