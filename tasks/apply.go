@@ -185,18 +185,16 @@ func (a *applier) prepare(ctx context.Context, refl reflection.Reflection) error
 		}
 		a.built[i] = m
 	}
-	// The task's workspace first, then the others, then the global
-	// library: the order the memory writers take them.
-	first, rest := libs[0], slices.Compact(slices.Sorted(slices.Values(libs[1:])))
-	order := []string{first}
-	for _, l := range rest {
-		if l != "" && l != first {
+	// Workspaces in sorted order, then the global library: the order the
+	// digest's publication takes them (its workspace, then global), and
+	// one order for every reflection, so two never wait on each other.
+	var order []string
+	for _, l := range slices.Compact(slices.Sorted(slices.Values(libs))) {
+		if l != "" {
 			order = append(order, l)
 		}
 	}
-	if first != "" {
-		order = append(order, "")
-	}
+	order = append(order, "")
 	for _, lib := range order {
 		if err := a.s.store.LockLibrary(ctx, a.tx, lib); err != nil {
 			return err
