@@ -45,9 +45,6 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 	}
 	result = strings.TrimSpace(result)
 	mode := s.cfg.ModeOrDefault()
-	if mode != config.ReflectAgent && s.client == nil {
-		return Closed{}, errors.New("tasks: reflection.mode " + mode + " enqueues reflect_task, and no River client was given (UseClient)")
-	}
 	var out Closed
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
 		t, err := s.store.GetTask(ctx, tx, id)
@@ -74,6 +71,9 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 		}
 		out.Mode = mode
 		if mode != config.ReflectAgent {
+			if s.client == nil {
+				return errors.New("reflection.mode " + mode + " enqueues reflect_task, and this service has no River client (UseClient)")
+			}
 			res, err := s.client.InsertTx(ctx, tx, reflecttask.Args{TaskID: t.ID},
 				&river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}})
 			if err != nil {
