@@ -180,6 +180,18 @@ func TestValidate(t *testing.T) {
 	if err := Validate(ok); err != nil {
 		t.Fatalf("Validate(seed lesson) = %v", err)
 	}
+	// Every structured kind passes memory.Validate too, not only lesson.
+	for _, k := range []struct {
+		kind memory.Kind
+		f    memory.LessonFields
+	}{
+		{memory.Failure, memory.LessonFields{Problem: "declared done before the tests ran", Avoid: "reporting done on an untested change"}},
+		{memory.Directive, memory.LessonFields{Correction: "run the smallest failing test before reporting done"}},
+	} {
+		if err := Validate(fieldsMemory(k.kind, memory.LessonReflection, k.f)); err != nil {
+			t.Errorf("Validate(%s) = %v", k.kind, err)
+		}
+	}
 	cases := []struct {
 		name  string
 		edit  func(*memory.Memory)
