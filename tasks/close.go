@@ -101,7 +101,8 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 // task, its DECISION ENVIRONMENT (lesson.RenderEnvironment of its frozen
 // snapshot) when reflection.environment_in_brief is on, and the decision
 // trajectory of its window's stored events, with reflection.silent and
-// reflection.adversarial_review as configured.
+// reflection.adversarial_review as configured, and the schema offers
+// ReflectionScopes.
 func (s *Service) Material(ctx context.Context, q memories.Querier, t store.Task, mode reflection.Mode) (string, error) {
 	env := ""
 	if s.cfg.EnvironmentInBriefOn() {
@@ -122,7 +123,8 @@ func (s *Service) Material(ctx context.Context, q memories.Querier, t store.Task
 	}
 	brief := reflection.TaskBrief{ID: t.ID, Goal: t.Goal, Expected: t.Expected, Status: t.Status, Result: t.Result}
 	return reflection.Material(brief, env, reflection.BuildTrajectory(window, reflection.TrajectoryOptions{}),
-		reflection.MaterialOptions{Mode: mode, Silent: s.cfg.SilentOn(), Adversarial: s.cfg.AdversarialReview}), nil
+		reflection.MaterialOptions{Mode: mode, Silent: s.cfg.SilentOn(), Adversarial: s.cfg.AdversarialReview,
+			Scopes: ReflectionScopes}), nil
 }
 
 // maxWindowEvents bounds the events a material reads of a task's window
