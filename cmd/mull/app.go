@@ -135,7 +135,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		AgentError:    retros.AgentError,
 		MaxSessionAge: a.cfg.Learn.MaxSessionAge.D(),
 	})
-	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
+	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection)
 	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,
 		Logger: a.log.With("component", "consolidate"), Settings: consolidate.SettingsFrom(a.cfg.Consolidate)})
 	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
