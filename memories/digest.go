@@ -208,7 +208,7 @@ func (s *Service) Notices(ctx context.Context, workspace string, after int64) (N
 // lesson waiting for lessons.commit_every shows at once, and the system
 // prompt stays as it is.
 func (s *Service) NoticesFor(ctx context.Context, workspace, session string, after int64) (Notices, error) {
-	viewer := lesson.Viewer{Workspace: workspace, Session: session}
+	viewer := lesson.Viewer{Workspace: workspace, Session: session, GlobalLibrary: s.scope.ReadsGlobal()}
 	d, err := s.Digest(ctx, workspace)
 	if err != nil {
 		return Notices{}, err

@@ -241,3 +241,25 @@ func TestDigestLessonsConflicts(t *testing.T) {
 		}
 	})
 }
+
+// A free-text lesson from before the lesson model is shown by its text, in
+// its library's block: the global library's only where memory.scope serves
+// that library (both), as before the lesson model.
+func TestDigestLegacyLessons(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		both, _ := newService(t, s, "both")
+		remember(t, both, "/w", memory.Lesson, "the workspace's old free-text lesson")
+		remember(t, both, "", memory.Lesson, "the global library's old free-text lesson")
+		d := digestFor(t, both, "/w", "")
+		for _, want := range []string{"#### Lessons: global (every session)\n- L", "the global library's old free-text lesson",
+			"#### Lessons: this workspace\n- L", "the workspace's old free-text lesson"} {
+			if !strings.Contains(d.Text, want) {
+				t.Fatalf("scope both lacks %q:\n%s", want, d.Text)
+			}
+		}
+		ws, _ := newService(t, s, "workspace")
+		if d := digestFor(t, ws, "/w", ""); strings.Contains(d.Text, "global library's old") || !strings.Contains(d.Text, "workspace's old") {
+			t.Fatalf("scope workspace:\n%s", d.Text)
+		}
+	})
+}
