@@ -66,7 +66,7 @@ func (s *Server) getDigest(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	d, err := s.deps.Memories.Digest(r.Context(), ws)
+	d, err := s.deps.Memories.DigestFor(r.Context(), ws, r.URL.Query().Get("session"))
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "digest: "+err.Error())
 		return
@@ -104,7 +104,7 @@ func (s *Server) getNotices(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	n, err := s.deps.Memories.Notices(r.Context(), ws, after)
+	n, err := s.deps.Memories.NoticesFor(r.Context(), ws, r.URL.Query().Get("session"), after)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "notices: "+err.Error())
 		return

@@ -75,6 +75,9 @@ type Config struct {
 	// Digest configures the memory section DSH injects.
 	Digest Digest `toml:"digest"`
 
+	// Lessons configures how structured lessons reach the digest.
+	Lessons Lessons `toml:"lessons"`
+
 	// Learn says which sessions mull learns from on its own.
 	Learn Learn `toml:"learn"`
 
@@ -197,6 +200,7 @@ func (c Config) WithDefaults() Config {
 	c.Import = c.Import.withDefaults()
 	c.Memory = c.Memory.withDefaults()
 	c.Digest = c.Digest.withDefaults()
+	c.Lessons = c.Lessons.withDefaults()
 	c.Learn = c.Learn.withDefaults()
 	c.Retro = c.Retro.withDefaults()
 	c.Consolidate = c.Consolidate.withDefaults()
@@ -260,7 +264,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate} {
 		if err := v(); err != nil {
 			return err
 		}

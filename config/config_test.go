@@ -35,6 +35,10 @@ func TestDefaults(t *testing.T) {
 	if err != nil || db.Dialect != "sqlite" || db.Path != filepath.Join(".mull", "mull.db") {
 		t.Fatalf("default database = %+v, %v", db, err)
 	}
+	// The seed's commitEvery.
+	if c.Lessons.CommitEvery != 8 {
+		t.Fatalf("lessons.commit_every = %d, want the seed's 8", c.Lessons.CommitEvery)
+	}
 }
 
 // The spending guards of issue 9 are on by default, and the environment
@@ -125,6 +129,8 @@ func TestInvalidConfigNamesTheKey(t *testing.T) {
 		{"bad peak window", "[llm]\npeak = [\"10:00-09:00\"]\n", nil, "llm.peak[0]", "ends before"},
 		{"bad budget key", "[budget.limits]\n\"team:x\" = { tokens = 5 }\n", nil, "budget.limits.team:x", "budget key"},
 		{"unknown digest section", "[digest.quotas]\nnews = 100\n", nil, "digest.quotas.news", "no such section"},
+		{"negative commit_every", "[lessons]\ncommit_every = -1\n", nil, "lessons.commit_every", "between 1 and 1000"},
+		{"huge commit_every env", "", []string{"MULL_LESSONS_COMMIT_EVERY=1001"}, "lessons.commit_every", "between 1 and 1000"},
 		{"bad memory scope", "[memory]\nscope = \"team\"\n", nil, "memory.scope", "not one of"},
 		{"bad retro cap", "[retro]\nerror_max_per_session = 500\n", nil, "retro.error_max_per_session", "between 1 and 100"},
 		{"bad retro gap env", "", []string{"MULL_RETRO_ERROR_MIN_GAP=-1s"}, "retro.error_min_gap", "between"},

@@ -53,8 +53,9 @@ type Digest struct {
 	// principles 600, hypotheses 400, facts 900, lessons 900, methods 700,
 	// resources 700.
 	Quotas map[string]int `toml:"quotas"`
-	// WatermarkItems: the digest is rebuilt after this many new memories…
-	// Defaults to 5.
+	// WatermarkItems: the digest is rebuilt after this many new memories
+	// (or invalidations) of the kinds that are not lessons; lesson changes
+	// count toward lessons.commit_every instead… Defaults to 5.
 	WatermarkItems int `toml:"watermark_items"`
 	// WatermarkAge: …or when the oldest unpublished one is this old.
 	// Defaults to 30m. Between rebuilds new items are served as notices.

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/memory/digest"
 	"github.com/mullhq/mull/store"
@@ -58,12 +59,20 @@ func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) 
 // due reports whether the published digest st must be replaced: a batch of
 // memory changes is complete, or the sections fixedSections reads for
 // workspace changed since st was published.
+//
+// The two kinds of change batch apart. Lesson changes (a new lesson,
+// directive or failure, or one leaving force) complete a batch at
+// lessons.commit_every (the seed's commitEvery, 8); every other memory, new
+// or invalidated, at digest.watermark_items (5). Neither counts toward the
+// other, so seven new lessons and four new facts publish nothing, and the
+// eighth lesson or the fifth fact does. digest.watermark_age applies to the
+// oldest unpublished new memory of either kind.
 func (s *Service) due(ctx context.Context, workspace string, libs []string, st store.DigestState) (bool, error) {
 	ch, err := s.store.MemoryChangesSince(ctx, s.store.DB, libs, st.WatermarkID, st.PublishedAt)
 	if err != nil {
 		return false, err
 	}
-	if ch.New+ch.Invalidated >= s.digest.WatermarkItems {
+	if lessons := ch.Lessons + ch.LessonsInvalidated; ch.New+ch.Invalidated-lessons >= s.digest.WatermarkItems || lessons >= s.lessons.CommitEvery {
 		return true, nil
 	}
 	if ch.New > 0 && s.store.Now().Sub(ch.Oldest) >= s.digest.WatermarkAge.D() {
@@ -102,19 +111,10 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 			return err
 		}
 		now := s.store.Now()
-		in := digest.Input{Now: now}
-		if in.Memories, err = s.live(ctx, tx, libs[:1], wm); err != nil {
+		out, err := s.render(ctx, tx, workspace, "", wm, now)
+		if err != nil {
 			return err
 		}
-		if len(libs) > 1 {
-			if in.Global, err = s.live(ctx, tx, libs[1:], wm); err != nil {
-				return err
-			}
-		}
-		if err := s.fixedSections(ctx, tx, workspace, &in); err != nil {
-			return err
-		}
-		out := digest.Render(in, s.opts)
 		st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: wm, PublishedAt: now,
 			Text: out.Text, ETag: out.ETag, Dropped: out.Dropped}
 		return s.store.PutDigestState(ctx, tx, st)
@@ -122,7 +122,32 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 	return fromState(st), err
 }
 
-func (s *Service) live(ctx context.Context, tx *sql.Tx, libs []string, upTo int64) ([]memory.Memory, error) {
+// render renders the digest of workspace, for session ("" none), taking
+// in the memories up to watermark, at now: the libraries' live memories,
+// the lessons in force for session as of now, and the workspace's handoff,
+// proposal and playbooks.
+func (s *Service) render(ctx context.Context, q Querier, workspace, session string, wm int64, now time.Time) (digest.Output, error) {
+	libs := s.libraries(workspace)
+	in := digest.Input{Now: now}
+	var err error
+	if in.Memories, err = s.live(ctx, q, libs[:1], wm); err != nil {
+		return digest.Output{}, err
+	}
+	if len(libs) > 1 {
+		if in.Global, err = s.live(ctx, q, libs[1:], wm); err != nil {
+			return digest.Output{}, err
+		}
+	}
+	if in.Lessons, err = s.digestLessons(ctx, q, workspace, session, wm, now); err != nil {
+		return digest.Output{}, err
+	}
+	if err := s.fixedSections(ctx, q, workspace, &in); err != nil {
+		return digest.Output{}, err
+	}
+	return digest.Render(in, s.opts), nil
+}
+
+func (s *Service) live(ctx context.Context, tx Querier, libs []string, upTo int64) ([]memory.Memory, error) {
 	if upTo == 0 {
 		return nil, nil
 	}
@@ -173,6 +198,17 @@ const MaxNotices = 20
 // memory id; 0 for none). It goes through Digest, so a batch that is due is
 // published first and its items stop being notices.
 func (s *Service) Notices(ctx context.Context, workspace string, after int64) (Notices, error) {
+	return s.NoticesFor(ctx, workspace, "", after)
+}
+
+// NoticesFor is Notices for one session of workspace ("" none): a new
+// lesson (kind lesson, directive or failure, its one-line text) is a
+// notice only to the sessions its scope shows it to, so a session lesson
+// reaches its own session and no other. It is the seed's instantNotice: a
+// lesson waiting for lessons.commit_every shows at once, and the system
+// prompt stays as it is.
+func (s *Service) NoticesFor(ctx context.Context, workspace, session string, after int64) (Notices, error) {
+	viewer := lesson.Viewer{Workspace: workspace, Session: session, GlobalLibrary: s.scope.ReadsGlobal()}
 	d, err := s.Digest(ctx, workspace)
 	if err != nil {
 		return Notices{}, err
@@ -188,6 +224,9 @@ func (s *Service) Notices(ctx context.Context, workspace string, after int64) (N
 		// Past the cursor whether shown or not: a text the gate hides now
 		// stays hidden.
 		out.Cursor = r.ID
+		if k := memory.Kind(r.Kind); k.Structured() && !viewer.Sees(FromRow(r)) {
+			continue
+		}
 		text, ok := served(r.Text)
 		if !ok {
 			continue
@@ -207,7 +246,7 @@ func short(s string, n int) string {
 
 // fixedSections reads what the retro jobs keep beside memories: the
 // workspace's handoff, its pending proposal and its playbooks.
-func (s *Service) fixedSections(ctx context.Context, tx *sql.Tx, workspace string, in *digest.Input) error {
+func (s *Service) fixedSections(ctx context.Context, tx Querier, workspace string, in *digest.Input) error {
 	if workspace == "" {
 		return nil
 	}

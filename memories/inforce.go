@@ -76,7 +76,7 @@ func (s *Service) LessonsAsOf(ctx context.Context, q Querier, workspace, session
 			all = append(all, FromRow(r))
 		}
 	}
-	return lesson.InForce(all, lesson.Viewer{Workspace: workspace, Session: session, At: at}), nil
+	return lesson.InForce(all, lesson.Viewer{Workspace: workspace, Session: session, At: at, GlobalLibrary: s.scope.ReadsGlobal()}), nil
 }
 
 // mergeByID merges two id-ordered lists into one, each id once.

@@ -27,6 +27,9 @@ type Service struct {
 	scope  memory.Scope
 	digest config.Digest
 	opts   digest.Options
+	// lessons and precedent shape the digest's lessons (WithLessons).
+	lessons   config.Lessons
+	precedent bool
 }
 
 // New makes a Service over a store, with the memory scope and digest
@@ -39,7 +42,8 @@ func New(s *store.Store, mem config.Memory, dig config.Digest) *Service {
 	}
 	return &Service{
 		store: s, scope: memory.Scope(cmp.Or(mem.Scope, string(memory.ScopeWorkspace))), digest: dig,
-		opts: digest.Options{Budget: dig.Budget, Wrapper: dig.Wrapper, MaxLines: dig.MaxLines, Quotas: dig.Quotas},
+		opts:    digest.Options{Budget: dig.Budget, Wrapper: dig.Wrapper, MaxLines: dig.MaxLines, Quotas: dig.Quotas},
+		lessons: config.Default().Lessons, precedent: true,
 	}
 }
 

@@ -197,7 +197,7 @@ func TestDigestWatermark(t *testing.T) {
 
 		// Below the watermark: same digest, the new item is a notice.
 		c.add(time.Minute)
-		n1 := remember(t, svc, "/w", memory.Lesson, "run go vet before committing")
+		n1 := remember(t, svc, "/w", memory.Method, "run go vet before committing")
 		d2, _ := svc.Digest(ctx, "/w")
 		if d2.ETag != d1.ETag || d2.Text != d1.Text {
 			t.Fatal("one new memory changed the digest")
@@ -213,14 +213,15 @@ func TestDigestWatermark(t *testing.T) {
 			t.Fatalf("another workspace's notices: %+v", other)
 		}
 
-		// Reaching watermark_items (5) publishes.
+		// Reaching watermark_items (5) publishes. (Lessons batch apart, by
+		// lessons.commit_every: digest_lessons_test.go.)
 		for i := range 3 {
-			remember(t, svc, "/w", memory.Lesson, fmt.Sprintf("lesson batch %d", i))
+			remember(t, svc, "/w", memory.Method, fmt.Sprintf("method batch %d", i))
 		}
 		if d3, _ := svc.Digest(ctx, "/w"); d3.ETag != d1.ETag {
 			t.Fatal("4 new memories changed the digest")
 		}
-		last := remember(t, svc, "/w", memory.Lesson, "lesson batch final")
+		last := remember(t, svc, "/w", memory.Method, "method batch final")
 		d4, _ := svc.Digest(ctx, "/w")
 		if d4.ETag == d1.ETag || d4.Watermark != last.Memory.ID || !strings.Contains(d4.Text, "run go vet") {
 			t.Fatalf("5 new memories did not publish: %+v", d4)
@@ -243,7 +244,7 @@ func TestDigestWatermark(t *testing.T) {
 
 		// Forgetting counts toward the batch too; a forgotten memory stays
 		// in the published text until the batch is published.
-		live, _ := svc.List(ctx, store.MemoryFilter{Workspaces: []string{"/w"}, Kind: string(memory.Lesson)})
+		live, _ := svc.List(ctx, store.MemoryFilter{Workspaces: []string{"/w"}, Kind: string(memory.Method)})
 		for i, m := range live[:5] {
 			if _, _, err := svc.Invalidate(ctx, m.ID, "outdated", 0); err != nil {
 				t.Fatal(err)

@@ -13,6 +13,9 @@ import (
 // memory.Directive, memory.Failure).
 var lessonKinds = []string{"lesson", "directive", "failure"}
 
+// lessonKindList is lessonKinds as an SQL list of constants.
+const lessonKindList = "('lesson', 'directive', 'failure')"
+
 // StateError is SetMemoryState's refusal of a move the lifecycle forbids:
 // nothing goes back to active, nothing leaves deleted, and only an active
 // memory becomes superseded or deprecated (learn/lesson.Transition is the

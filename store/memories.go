@@ -266,6 +266,12 @@ type MemoryChanges struct {
 	// one twice only hastens the next publication; missing one would keep a
 	// forgotten memory in the digest).
 	Invalidated int
+	// Lessons and LessonsInvalidated are the part of New and Invalidated
+	// that are of the structured lesson kinds (lesson, directive,
+	// failure): those batch by lessons.commit_every, the rest by
+	// digest.watermark_items.
+	Lessons            int
+	LessonsInvalidated int
 }
 
 // MemoryChangesSince counts the changes to some libraries since a digest
@@ -277,9 +283,11 @@ func (s *Store) MemoryChangesSince(ctx context.Context, q querier, workspaces []
 	args = append(args, wm, utcMicro(publishedAt))
 	err := q.QueryRowContext(ctx, fmt.Sprintf(`select
 		coalesce(sum(case when id > $%[1]d and invalid_at is null then 1 else 0 end), 0),
-		coalesce(sum(case when id <= $%[1]d and invalid_at >= $%[2]d then 1 else 0 end), 0)
-		from memories where %[3]s and not quarantined and (id > $%[1]d or invalid_at >= $%[2]d)`, n+1, n+2, where),
-		args...).Scan(&c.New, &c.Invalidated)
+		coalesce(sum(case when id <= $%[1]d and invalid_at >= $%[2]d then 1 else 0 end), 0),
+		coalesce(sum(case when id > $%[1]d and invalid_at is null and kind in %[4]s then 1 else 0 end), 0),
+		coalesce(sum(case when id <= $%[1]d and invalid_at >= $%[2]d and kind in %[4]s then 1 else 0 end), 0)
+		from memories where %[3]s and not quarantined and (id > $%[1]d or invalid_at >= $%[2]d)`, n+1, n+2, where, lessonKindList),
+		args...).Scan(&c.New, &c.Invalidated, &c.Lessons, &c.LessonsInvalidated)
 	if err != nil || c.New == 0 {
 		return c, err
 	}

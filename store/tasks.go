@@ -469,15 +469,26 @@ type Precedent struct {
 // some task's environment). A lesson in no closed task's environment has no
 // entry.
 func (s *Store) PrecedentCounts(ctx context.Context, q querier, lessonIDs []int64) (map[int64]Precedent, error) {
+	return s.PrecedentCountsAt(ctx, q, lessonIDs, time.Time{})
+}
+
+// PrecedentCountsAt is PrecedentCounts over the tasks closed at or before
+// at (zero: every closed task): the counts a digest published at at shows,
+// the same however much later it is rendered.
+func (s *Store) PrecedentCountsAt(ctx context.Context, q querier, lessonIDs []int64, at time.Time) (map[int64]Precedent, error) {
 	args := []any{TaskSucceeded, TaskFailed, TaskOpen}
 	where := ""
+	if !at.IsZero() {
+		args = append(args, utcMicro(at))
+		where = ` and t.closed_at <= $` + strconv.Itoa(len(args))
+	}
 	if lessonIDs != nil {
 		if len(lessonIDs) == 0 {
 			return map[int64]Precedent{}, nil
 		}
 		in, more := idList(lessonIDs, len(args))
 		args = append(args, more...)
-		where = ` and tl.lesson_id in (` + in + `)`
+		where += ` and tl.lesson_id in (` + in + `)`
 	}
 	rows, err := q.QueryContext(ctx, `select tl.lesson_id,
 		coalesce(sum(case when t.status = $1 then 1 else 0 end), 0),

@@ -286,6 +286,14 @@ func TestPrecedentCounts(t *testing.T) {
 		if got, err := s.PrecedentCounts(ctx, s.DB, []int64{}); err != nil || len(got) != 0 {
 			t.Fatalf("precedent of none: %+v, %v", got, err)
 		}
+		// As of a time: only the tasks closed by then (a digest published
+		// before they closed shows no counts, and keeps showing none).
+		if got, err := s.PrecedentCountsAt(ctx, s.DB, []int64{1, 2}, taskT0.Add(time.Hour-time.Microsecond)); err != nil || len(got) != 0 {
+			t.Fatalf("precedent before the tasks closed: %+v, %v", got, err)
+		}
+		if got, err := s.PrecedentCountsAt(ctx, s.DB, []int64{1, 2}, taskT0.Add(time.Hour)); err != nil || got[1] != want[1] || got[2] != want[2] {
+			t.Fatalf("precedent as the tasks closed: %+v, %v; want %+v", got, err, want)
+		}
 
 		outcomes, err := s.TaskOutcomes(ctx, s.DB, []int64{2})
 		if err != nil {

@@ -113,7 +113,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
-	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
+	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection)
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,

@@ -17,6 +17,8 @@ import (
 
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 )
@@ -181,7 +183,12 @@ func (r *killRig) checkRetro(t *testing.T, jobID int64, name string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{learnAnswer.Lessons[0].Text: "lesson", learnAnswer.Facts[0].Text: "fact"}
+	// The lesson is stored structured (retro.Structure's one-line text).
+	lesson, _, err := retro.Structure(memory.Memory{Kind: memory.Lesson, Workspace: ws, Origin: memory.OriginRetro, Text: learnAnswer.Lessons[0].Text}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{lesson.Text: "lesson", learnAnswer.Facts[0].Text: "fact"}
 	for _, m := range ms {
 		if want[m.Text] != m.Kind || m.JobID != jobID || m.Uses != 0 || !m.InvalidAt.IsZero() {
 			t.Errorf("unexpected memory %+v", m)

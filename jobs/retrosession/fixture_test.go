@@ -20,6 +20,7 @@ import (
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/retrosession"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/llm/llmtest"
@@ -63,7 +64,7 @@ var fixtures = []fixture{
 		}},
 	{session: "session-408c8942-fb3e-4b5d-b173-6ffaed7af3c2", workspace: "/home/dev/weather-cli", marker: "Add a --units flag",
 		answer: retro.Output{
-			Lessons:   []retro.Entry{{Text: "the turn failed with SERVER upstream model worker unavailable -> provider outage -> retry the turn later"}},
+			Lessons:   []retro.Entry{{Text: "the turn failed with SERVER upstream model worker unavailable -> provider outage -> retry the turn later, after the provider status page shows the outage is over"}},
 			Facts:     []retro.Entry{{Text: "weather-cli prints Celsius and has no --units flag yet"}},
 			Methods:   []retro.Entry{{Text: "a provider error cuts a turn short -> resume from the last finished step -> nothing is done twice"}},
 			Handoff:   []string{"Started adding --units (metric|imperial).", "The turn died on a provider error.", "Next: add the flag in the CLI entry point."},
@@ -275,7 +276,7 @@ func checkApplied(t *testing.T, s *store.Store, f fixture, job int64, uses int) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{f.answer.Lessons[0].Text: "lesson", f.answer.Facts[0].Text: "fact", f.answer.Methods[0].Text: "method"}
+	want := map[string]string{storedLesson(t, f.answer.Lessons[0].Text): "lesson", f.answer.Facts[0].Text: "fact", f.answer.Methods[0].Text: "method"}
 	if len(ms) != len(want) {
 		t.Fatalf("%s: %d memories, want %d: %+v", f.workspace, len(ms), len(want), ms)
 	}
@@ -304,4 +305,15 @@ func allMemories(t *testing.T, s *store.Store) []store.Memory {
 		t.Fatal(err)
 	}
 	return ms
+}
+
+// storedLesson is the Text a retro's LESSONS line is stored with: the
+// structured lesson's one-line rendering (retro.Structure).
+func storedLesson(t *testing.T, line string) string {
+	t.Helper()
+	m, _, err := retro.Structure(memory.Memory{Kind: memory.Lesson, Workspace: "/w", Text: line, Origin: memory.OriginRetro}, time.Now())
+	if err != nil {
+		t.Fatalf("lesson %q: %v", line, err)
+	}
+	return m.Text
 }

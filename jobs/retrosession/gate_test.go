@@ -50,7 +50,7 @@ func TestRetroOutputPassesTheGate(t *testing.T) {
 		sec := func(kind, tag string) string { tags = append(tags, strings.ToUpper(tag)); return secret(kind, tag) }
 		bad := retro.Output{
 			Lessons: []retro.Entry{{Text: "deploy failed -> token " + sec("ghp", "lesson") + " -> " + instructions[0]},
-				{Text: "build broke -> " + instructions[1] + " -> fix it"}},
+				{Text: "build broke -> " + instructions[1] + " -> pin the installer version in the Makefile and vendor it"}},
 			Facts:     []retro.Entry{{Text: instructions[2] + " key " + sec("sk", "fact")}, {Text: "the api key is " + sec("sk", "factb")}},
 			Resources: []retro.Entry{{Text: "installer | https://x.example | " + instructions[1] + " " + sec("ghp", "resource")}},
 			Methods:   []retro.Entry{{Text: "a release -> " + instructions[3] + " " + sec("ghp", "method") + " -> done"}},
@@ -68,7 +68,7 @@ func TestRetroOutputPassesTheGate(t *testing.T) {
 		}
 
 		clean := retro.Output{
-			Lessons: []retro.Entry{{Text: "push failed -> token " + sec("ghp", "lessontwo") + " expired -> renew it"},
+			Lessons: []retro.Entry{{Text: "push failed -> token " + sec("ghp", "lessontwo") + " expired -> renew the deploy token in the repository settings"},
 				{Text: "nul -> a NUL\x00byte -> rejected alone"}},
 			Facts:     []retro.Entry{{Text: "the CI key is " + sec("sk", "facttwo")}},
 			Handoff:   []string{"Renewed " + sec("ghp", "handofftwo") + ".", "Tests pass.", "Next: tag."},

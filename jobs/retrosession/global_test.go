@@ -27,7 +27,7 @@ func TestRetroUnderScopeGlobal(t *testing.T) {
 			t.Fatalf("the workspace's library got %q under scope global", texts(ms))
 		}
 		g := global(t, s)
-		if len(g) != 3 || g[0].Text != answer.Lessons[0].Text || g[0].Origin != "retro" || g[0].SessionID != "session-1" {
+		if len(g) != 3 || g[0].Text != storedLesson(t, answer.Lessons[0].Text) || g[0].Origin != "retro" || g[0].SessionID != "session-1" {
 			t.Fatalf("global library %q, want the answer's lesson, fact and method", texts(g))
 		}
 		if c := counts(t, s, id); c.Added != 3 || !c.Handoff || !c.Proposal || c.Playbooks != 1 {

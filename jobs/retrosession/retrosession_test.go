@@ -185,7 +185,7 @@ func TestRetroAppliesOnce(t *testing.T) {
 		if len(ms) != 4 {
 			t.Fatalf("%d memories, want 4 (2 seeded, a lesson and a fact added): %+v", len(ms), ms)
 		}
-		lesson, fact := byText[answer.Lessons[0].Text], byText[answer.Facts[0].Text]
+		lesson, fact := byText[storedLesson(t, answer.Lessons[0].Text)], byText[answer.Facts[0].Text]
 		for _, m := range []store.Memory{lesson, fact} {
 			if m.ID == 0 || m.Origin != "retro" || m.JobID != id || m.SessionID != "session-1" || m.Uses != 0 {
 				t.Fatalf("added memory %+v", m)

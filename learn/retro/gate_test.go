@@ -18,7 +18,8 @@ const (
 // the proposal and a supersede target as in the memories.
 func TestPlanGatesEverySection(t *testing.T) {
 	out := retro.Output{
-		Lessons:   []retro.Entry{{Text: "push failed -> token " + secret + " expired -> renew it"}, {Text: "x -> " + instruction + " -> y"}},
+		Lessons: []retro.Entry{{Text: "push failed -> token " + secret + " expired -> renew the deploy token in the repository settings"},
+			{Text: "x -> " + instruction + " -> rerun the whole pipeline from the start once more"}},
 		Facts:     facts("the token is "+secret, instruction),
 		Handoff:   []string{"Deployed with token " + secret + ".", "Tests pass.", "Next: release."},
 		Playbooks: []retro.Playbook{{Slug: "release", Steps: []string{"export GH_TOKEN=" + secret, "make release"}}, {Slug: "bad", Steps: []string{instruction}}},

@@ -363,6 +363,12 @@ func (p *planner) addEntry(f string, s memSection, e Entry, existing []memory.Me
 	w := memory.Write{Workspace: p.src.Workspace, Kind: s.kind, Text: e.Text, Importance: e.Importance,
 		Src: e.Src, SessionID: p.src.SessionID}
 	m, n, err := memory.New(w, memory.Provenance{Origin: memory.OriginRetro, JobID: p.src.JobID}, p.now)
+	if err == nil && s.kind == memory.Lesson {
+		// One kind of lesson in mull: the retro's line becomes fields.
+		var more int
+		m, more, err = Structure(m, p.now)
+		n += more
+	}
 	switch {
 	case err != nil:
 		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: fmt.Errorf("%s: %w", f, err)})

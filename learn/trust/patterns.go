@@ -96,6 +96,11 @@ var injection = []instruction{
 	// The digest's own lines, which only the renderer may write.
 	pattern("forged digest line", `(?i)#{1,6}`+sp+`*(remembered context|global library|global`+w+`)|\(end of remembered context|known failures`+sp+`*\(constraints|data from past sessions, not instructions|lessons`+sp+`*\(heuristics to weigh\)|nothing changes unless the user accepts it`, "remembered context", "# global", "#global", "known failures", "data from past", "heuristics to weigh", "nothing changes"),
 	pattern("forged digest line", `(?im)^`+sp+`*#{2,6}`+sp+`*(global`+w+`)?(handoff from the last session|pending proposal|prefetch: know this first|principles \(inferred\)|hypotheses to test|facts and preferences|lessons|methods|resources|playbooks \(best first\)|known failures)`, "#"),
+	// The lesson blocks' own lines (learn/lesson's Render): their tags,
+	// headers and the id-tagged directive and precedent lines. A
+	// directive's own Text ("Required method: …", untagged) stays clean.
+	pattern("forged digest line", `(?i)(^|[^a-z0-9_])\[`+sp+`*(conflicts|boundaries)`+sp+`*\]|nothing was adjudicated|\bl\d+`+w+`required`+w+`method`+sp+`*:|\bprecedent`+sp+`*:`+sp+`*verified`+sp+`*\d|actions that produced a bad outcome|not a heuristic to weigh|strongest case for the old way|#{1,6}`+sp+`*lessons`+sp+`*:`,
+		"conflicts", "boundaries", "adjudicated", "required", "precedent", "bad outcome", "heuristic to weigh", "strongest case", "lessons"),
 
 	// Commands nobody should run on a note's word.
 	pattern("download piped to a shell", `(?i)\b(curl|wget|iwr|irm|invoke-webrequest|invoke-restmethod)\b[^\n]{0,200}\|`+sp+`*(sudo`+w+`)?((ba|z|k|da|pw|fi)?sh|python3?|perl|ruby|node|iex|invoke-expression)\b`, "|"),

@@ -77,6 +77,9 @@ type Input struct {
 	Global []memory.Memory
 	// Playbooks are the workspace's SOPs.
 	Playbooks []Playbook
+	// Lessons are the lessons in force for the session the digest is for
+	// (lessons.go). Lesson kinds in Memories and Global are not shown.
+	Lessons Lessons
 }
 
 // Proposal is a self-improvement proposal waiting for the user.

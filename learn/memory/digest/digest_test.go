@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/memory/digest"
 )
@@ -233,11 +234,11 @@ func TestMarksAndStaleLast(t *testing.T) {
 	retro := with(mem(memory.Lesson, "ran tests before the fix landed", 1), func(m *memory.Memory) { m.Origin = memory.OriginRetro })
 	principle := with(mem(memory.Principle, "verify before declaring done", 1), func(m *memory.Memory) { m.Origin = memory.OriginSleep })
 	fresh := mem(memory.Fact, "the repo uses pnpm", 1)
-	out := digest.Render(digest.Input{Now: now, Memories: []memory.Memory{old, web, retro, principle, fresh}}, digest.Options{})
+	out := digest.Render(withLessons(digest.Input{Now: now, Memories: []memory.Memory{old, web, retro, principle, fresh}}), digest.Options{})
 	check(t, out, digest.Options{})
 	for _, want := range []string{
 		"- [2026-11-28] docs say the limit is 60 rpm 〈external〉\n- [2026-11-28] the repo uses pnpm\n- [2026-09-30] the API key for the cloud lives in vault 〈stale〉",
-		"- [2026-11-28] ran tests before the fix landed 〈unverified〉",
+		"- " + lesson.LessonRef(retro.ID) + " ran tests before the fix landed 〈unverified〉",
 		"- [2026-11-28] verify before declaring done\n",
 	} {
 		if !strings.Contains(out.Text, want) {
@@ -258,7 +259,7 @@ func TestScopeBoth(t *testing.T) {
 		glob(memory.Preference, "answers in Chinese"),
 		glob(memory.Prefetch, "GLOBAL-PREFETCH is about another workspace"),
 	}
-	out := digest.Render(digest.Input{Now: now, Memories: ws, Global: global}, digest.Options{})
+	out := digest.Render(withLessons(digest.Input{Now: now, Memories: ws, Global: global}), digest.Options{})
 	check(t, out, digest.Options{})
 	head := strings.Index(out.Text, "## Global library (from other workspaces")
 	if head < 0 || head < strings.Index(out.Text, "### Lessons") || !strings.Contains(out.Text[head:], "### Global facts and preferences\n- [2026-11-26] (preference) answers in Chinese") {
@@ -281,7 +282,7 @@ func TestScopeBoth(t *testing.T) {
 		m.Workspace, m.Text = "", "G "+m.Text
 		lots = append(lots, m)
 	}
-	out = digest.Render(digest.Input{Now: now, Memories: big, Global: lots}, digest.Options{})
+	out = digest.Render(withLessons(digest.Input{Now: now, Memories: big, Global: lots}), digest.Options{})
 	check(t, out, digest.Options{})
 	if !slices.Contains(out.Dropped, "global library") || strings.Contains(out.Text, "## Global library") {
 		t.Fatalf("dropped %v", out.Dropped)

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/memory/digest"
 )
@@ -72,7 +73,7 @@ func full() digest.Input {
 		pbs = append(pbs, digest.Playbook{Slug: fmt.Sprintf("release-%02d", i), Summary: "tag, build, upload, announce",
 			Uses: i % 9, Successes: i % 5, Fails: i % 3, VerifiedAt: ago(float64(i))})
 	}
-	return digest.Input{
+	return withLessons(digest.Input{
 		Now:     now,
 		Handoff: strings.Repeat("Did: migrated the store to {{sqlite}}.\nNext: wire the digest.\nWatch: ETag churn.\n", 12),
 		Proposals: []digest.Proposal{
@@ -82,5 +83,26 @@ func full() digest.Input {
 		},
 		Memories:  ms,
 		Playbooks: pbs,
+	})
+}
+
+// withLessons moves the lesson kinds out of Memories and Global into
+// Lessons: the lessons in force for a session of the fixture's workspace,
+// as the memories service passes them.
+func withLessons(in digest.Input) digest.Input {
+	var all []memory.Memory
+	split := func(ms []memory.Memory) []memory.Memory {
+		var rest []memory.Memory
+		for _, m := range ms {
+			if m.Kind.Structured() {
+				all = append(all, m)
+			} else {
+				rest = append(rest, m)
+			}
+		}
+		return rest
 	}
+	in.Memories, in.Global = split(in.Memories), split(in.Global)
+	in.Lessons.InForce = lesson.InForce(all, lesson.Viewer{Workspace: "/home/dev/app", At: in.Now})
+	return in
 }

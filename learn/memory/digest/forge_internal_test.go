@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/trust"
 )
@@ -22,7 +23,34 @@ func fixedLines() map[string]bool {
 	for name := range titles {
 		set[title(name, false)], set[title(name, true)] = true, true
 	}
+	// The lesson blocks' titles and headers, every block shown once.
+	for _, b := range lesson.Render(everyLessonBlock(), []memory.Conflict{{From: 1, To: 2, Kind: memory.ConflictGoal}}, lesson.RenderOptions{}).Blocks {
+		set[lessonTitlePrefix+b.Title] = true
+		for _, h := range b.Head {
+			set[h] = true
+		}
+	}
 	return set
+}
+
+// everyLessonBlock are clean lessons that fill every lesson block: a
+// failure, one lesson per scope (one narrowed, for [BOUNDARIES]).
+func everyLessonBlock() []memory.Memory {
+	at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+	ms := []memory.Memory{{ID: 1, Kind: memory.Failure, Scope: memory.LessonWorkspace, Workspace: "/w", RecordedAt: at, Origin: memory.OriginPanel,
+		Lesson: &memory.LessonFields{Avoid: "clean avoid", Problem: "clean outcome"}}}
+	for i, sc := range memory.LessonScopes {
+		m := memory.Memory{ID: int64(2 + i), Kind: memory.Lesson, Scope: sc, RecordedAt: at, Origin: memory.OriginPanel,
+			Lesson: &memory.LessonFields{Problem: "clean problem", Correction: "clean correction", Narrowed: "clean narrowed"}}
+		switch sc {
+		case memory.LessonWorkspace:
+			m.Workspace = "/w"
+		case memory.LessonSession, memory.LessonReflection:
+			m.ScopeSession = "s1"
+		}
+		ms = append(ms, m)
+	}
+	return ms
 }
 
 // fixedCounts counts, in a rendered text, each line the renderer itself
@@ -88,6 +116,35 @@ func forgeFields() []field {
 				drop: func(*Input) {}})
 		}
 	}
+	for _, f := range []struct {
+		name string
+		set  func(*memory.LessonFields, string)
+	}{
+		{"problem", func(l *memory.LessonFields, t string) { l.Problem = t }},
+		{"correction", func(l *memory.LessonFields, t string) { l.Correction = t }},
+		{"applies_when", func(l *memory.LessonFields, t string) { l.AppliesWhen = t }},
+		{"avoid", func(l *memory.LessonFields, t string) { l.Avoid = t }},
+		{"instead", func(l *memory.LessonFields, t string) { l.Instead = t }},
+		{"narrowed", func(l *memory.LessonFields, t string) { l.Narrowed = t }},
+	} {
+		// The field of the failure (avoid, instead) or of the workspace
+		// lesson (the rest); a forged field hides its lesson.
+		idx := 2
+		if f.name == "avoid" || f.name == "instead" {
+			idx = 0
+		}
+		fs = append(fs, field{name: "lesson " + f.name,
+			set: func(in *Input, text string) {
+				l := *in.Lessons.InForce[idx].Lesson
+				f.set(&l, text)
+				in.Lessons.InForce[idx].Lesson = &l
+			},
+			drop: func(in *Input) {
+				// A kind Render does not show: the lesson is gone, the
+				// others keep their places.
+				in.Lessons.InForce[idx].Kind = memory.Fact
+			}})
+	}
 	fs = append(fs,
 		field{name: "handoff", block: true, set: func(in *Input, t string) { in.Handoff = t }, drop: func(in *Input) { in.Handoff = "" }},
 		field{name: "proposal summary", set: func(in *Input, t string) { in.Proposals[0].Summary = t }, drop: func(in *Input) { in.Proposals = nil }},
@@ -106,6 +163,7 @@ func forgeBase() Input {
 		Proposals: []Proposal{{ID: "p-1", Summary: "add a lint step", At: now.Add(-time.Hour)}},
 		Playbooks: []Playbook{{Slug: "release", Summary: "tag → build", WrittenAt: now.Add(-time.Hour)}},
 	}
+	in.Lessons.InForce = lesson.InForce(everyLessonBlock(), lesson.Viewer{Workspace: "/w", Session: "s1"})
 	for i, k := range memory.Kinds {
 		for _, global := range []bool{false, true} {
 			m := memory.Memory{ID: int64(2*i + 1), Kind: k, Text: fmt.Sprintf("clean %s entry number %d global %v", k, i, global),

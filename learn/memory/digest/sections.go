@@ -22,6 +22,7 @@ type renderer struct {
 	handoff   string
 	proposal  []string
 	playbooks []cand
+	lessons   []lessonBlock
 	// gated holds the render-time gate's answer per text, so an entry's
 	// text is checked once though guarded and clean both need it.
 	gated map[string]gatedLine
@@ -115,6 +116,7 @@ func (r *renderer) prepare(in Input) {
 		}
 	}
 	r.prepareProposal(in.Proposals)
+	r.prepareLessons(in.Lessons)
 	ps := slices.Clone(in.Playbooks)
 	SortPlaybooks(ps, r.now)
 	for i, p := range ps {
@@ -182,7 +184,8 @@ func (r *renderer) library(ms []memory.Memory, global bool) *library {
 	lib := &library{global: global, cands: map[string][]cand{}}
 	for i, m := range sorted {
 		name := sectionOf(m.Kind)
-		if name == "" || (global && name == "prefetch") || m.Quarantined || !m.ValidAt(r.now) || r.guarded(m.Text) {
+		// Lessons come from Input.Lessons, by scope, not by library.
+		if name == "" || m.Kind.Structured() || (global && name == "prefetch") || m.Quarantined || !m.ValidAt(r.now) || r.guarded(m.Text) {
 			continue
 		}
 		c := cand{
@@ -226,6 +229,10 @@ func (r *renderer) pass(lib *library, quota func(string) int, seen map[string]bo
 		case "proposals":
 			if !lib.global && r.proposal != nil {
 				p = &part{text: title(name, false) + "\n" + strings.Join(r.proposal, "\n"), stat: SectionStat{Entries: 1}}
+			}
+		case "lessons":
+			if !lib.global {
+				p = r.lessonSection(quota(name))
 			}
 		case "playbooks":
 			if !lib.global {

@@ -47,7 +47,6 @@ func TestSeedQuotas(t *testing.T) {
 		quota int
 	}{
 		{"facts", memory.Fact, 900},
-		{"lessons", memory.Lesson, 900},
 		{"methods", memory.Method, 700},
 		{"resources", memory.Resource, 700},
 		{"principles", memory.Principle, 600},
