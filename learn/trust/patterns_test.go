@@ -99,6 +99,19 @@ func TestRedact(t *testing.T) {
 	}
 }
 
+// A task id ("task-<uuid>") holds "sk-" and 36 key-like characters: it is
+// not an OpenAI-style key, and lessons_lookup must show it.
+func TestRedactKeepsTaskIDs(t *testing.T) {
+	for _, text := range []string{"SOURCE TASK task-8f14e45f-ceea-467f-a0e6-2c8d1b4f9b11", "evidence: task-8f14e45fceea467fa0e62c8d1b4f9b11"} {
+		if got, changed := trust.Redact(text); changed || got != text {
+			t.Errorf("Redact(%q) = %q, %v; want it unchanged", text, got, changed)
+		}
+	}
+	if got, _ := trust.Redact("key=sk-proj-abcdefghijklmnopqrstuvwxyz123456"); strings.Contains(got, "abcdefghij") {
+		t.Errorf("a key after = still leaks: %q", got)
+	}
+}
+
 func TestRedactLeavesNoSecretCharacters(t *testing.T) {
 	secret := "sk-proj-abcdefghijklmnopqrstuvwxyz123456"
 	got, _ := trust.Redact("use " + secret + " then " + secret)

@@ -52,7 +52,7 @@ var credentials = []credential{
 	{re: regexp.MustCompile(`ghp_[A-Za-z0-9]{20,}`), keys: []string{"ghp_"}},
 	{re: regexp.MustCompile(`github_pat_[A-Za-z0-9_]{20,}`), keys: []string{"github_pat_"}},
 	{re: regexp.MustCompile(`gh[ousr]_[A-Za-z0-9]{20,}`), keys: []string{"gho_", "ghu_", "ghs_", "ghr_"}},
-	{re: regexp.MustCompile(`sk-[A-Za-z0-9_-]{20,}`), keys: []string{"sk-"}},
+	{re: regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}`), keys: []string{"sk-"}}, // \b: not inside "task-<uuid>"
 	{re: regexp.MustCompile(`(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{12,}`), keys: []string{"akia", "asia", "abia", "acca"}},
 	{re: regexp.MustCompile(`AIza[0-9A-Za-z_-]{30,}`), keys: []string{"aiza"}},
 	{re: regexp.MustCompile(`xox[abeoprs]-[A-Za-z0-9-]{10,}`), keys: []string{"xox"}},
