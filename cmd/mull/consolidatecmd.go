@@ -318,8 +318,8 @@ func consolidateDryRun(ctx context.Context, g *globals, a *app, ws string, asJSO
 		byID[m.ID] = m
 	}
 	mergeable := slices.DeleteFunc(slices.Clone(all), func(m memory.Memory) bool { return m.Kind.SleepTime() })
-	p := dryRunPlan{Workspace: ws, Memories: len(mergeable), Since: st.Watermark, New: consolidate.CountNew(all, st.Watermark)}
-	clusters, chunks := consolidate.Candidates(all, byID, st.Watermark, a.cfg.Consolidate.ChunkChars, a.store.Now())
+	p := dryRunPlan{Workspace: ws, Memories: len(mergeable), Since: st.Watermark, New: rules.CountNew(all, st.Watermark)}
+	clusters, chunks := rules.Candidates(all, byID, st.Watermark, a.cfg.Consolidate.ChunkChars, a.store.Now())
 	p.Chunks = len(chunks)
 	chars := 0
 	for _, c := range chunks {

@@ -450,7 +450,7 @@ func TestConsolidateCountsFailedCalls(t *testing.T) {
 		ctx := context.Background()
 		e := setup(t, s, consolidate.Settings{})
 		if err := e.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{
-			{Kind: consolidate.MergeSpec.Kind, Times: 1, Fault: fakeds.FaultServerError, Message: "first merge fails"},
+			{Kind: consolidate.MergeArgs{}.Kind(), Times: 1, Fault: fakeds.FaultServerError, Message: "first merge fails"},
 		}}); err != nil {
 			t.Fatal(err)
 		}
