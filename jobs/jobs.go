@@ -17,7 +17,8 @@
 //     - If the kind needs more than its worker, a Register(reg, ...) func
 //     that calls engine.Add and declares the rest on the registry:
 //     reg.Cron(name, schedule, Args{}) for a built-in periodic job,
-//     reg.OnSessionEnded(hook) and reg.OnAgentError(hook) for what the
+//     reg.OnSessionEnded(hook), reg.OnAgentError(hook) and
+//     reg.OnTurnEnded(hook) for what the
 //     ingest of events should enqueue (in the ingest transaction, with
 //     client.InsertTx). A kind package never imports jobs.
 //  2. Add ONE line to Register below: engine.Add(reg, name.Spec,
@@ -87,7 +88,7 @@ type Wiring struct {
 // wiring built from them.
 func Register(reg *engine.Registry, d Deps) Wiring {
 	cfg := d.Config
-	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError,
+	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError, TurnEnded: reg.TurnEnded,
 		MaxSessionAge: cfg.Learn.MaxSessionAge.D(), Client: reg.Client}
 	svc := ingest.New(d.Store, hooks)
 	scope, caps := memory.Scope(cfg.Memory.Scope), RetroCaps(cfg.Retro.Excerpt)
