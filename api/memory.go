@@ -104,7 +104,7 @@ func (s *Server) getNotices(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	n, err := s.deps.Memories.Notices(r.Context(), ws, after)
+	n, err := s.deps.Memories.NoticesFor(r.Context(), ws, r.URL.Query().Get("session"), after)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "notices: "+err.Error())
 		return
