@@ -103,6 +103,7 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 		&retroerror.Hook{Store: d.Store, Logger: d.Logger.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
 	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})
+	registerReflectTask(reg, d, svc)
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
 
