@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/jobs/reflecttask"
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
@@ -188,3 +189,43 @@ func TestReflectTwice(t *testing.T) {
 }
 
 func fakeRequests(e *jobEnv) int { return len(e.fake.Requests()) }
+
+// With reflection.turn_fallback, a substantive turn no task covered is
+// reflected on by its own job, through the app's ingest hook: the
+// material is the turn's, and its lesson is the turn task's.
+func TestTurnFallbackReflects(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		e := startJobs(t, s, &fakeds.Script{Rules: []fakeds.Rule{answer("a turn boundary is not a decision boundary", failureLesson)}}, 3,
+			func(c *config.Config) { c.Reflection.TurnFallback = true })
+		e.ingest("session-t", events.SessionStart, events.SessionStartPayload{})
+		e.ingest("session-t", events.UserMessage, events.MessagePayload{Text: pagerGoal, Source: "user", Turn: 1})
+		for range 8 {
+			e.ingest("session-t", events.ToolResult, events.ToolResultPayload{Tool: "bash", Command: "go test ./...", Turn: 1})
+		}
+		e.ingest("session-t", events.AssistantMessage, events.MessagePayload{Text: "Fixed: offset is now page*size.", Turn: 1})
+		e.ingest("session-t", events.TurnEnd, events.TurnEndPayload{Turn: 1, Reason: "completed"})
+
+		id := reflection.TurnID("session-t", 1)
+		task, err := s.GetTask(ctx, s.DB, id)
+		if err != nil || task.ReflectJobID == 0 {
+			t.Fatalf("turn task %+v, %v", task, err)
+		}
+		if job := e.waitFinal(task.ReflectJobID); job.State != rivertype.JobStateCompleted {
+			t.Fatalf("turn's job %s: %v", job.State, job.Errors)
+		}
+		if got := e.lessonsOf(id); len(got) != 1 || got[0].Kind != memory.Failure || got[0].ScopeSession != "session-t" {
+			t.Fatalf("lessons of the turn %+v", got)
+		}
+		user := e.fake.Requests()[0].Messages[1].Content
+		for _, want := range []string{"REFLECTION MATERIAL for turn 1", pagerGoal, "Tool failures: 0 of 8 tool calls"} {
+			if !strings.Contains(user, want) {
+				t.Errorf("turn material lacks %q:\n%s", want, user)
+			}
+		}
+		// Its nudge came with it: the turn had no task.
+		if ns, _ := s.ListSessionNotices(ctx, s.DB, "session-t"); len(ns) != 1 {
+			t.Errorf("%d nudges for the turn", len(ns))
+		}
+	})
+}
