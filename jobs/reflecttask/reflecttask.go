@@ -20,9 +20,10 @@ import (
 // Spec: the llm queue; the seed's 5 attempts 30 minutes apart, like the
 // retros (an answer that fails the schema is the model's fault and is
 // retried so too, then the dead letters with the field it got wrong);
-// a timeout well above one call's worst case (llm.call_timeout, 5m by
-// default). Config [jobs.reflect_task] overrides.
-var Spec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 15 * time.Minute}
+// a timeout twice one call's worst case (llm.call_timeout, 5m by default),
+// the retros' too, so the longest job timeout (and with it when a stuck
+// job is rescued) stays what it was. Config [jobs.reflect_task] overrides.
+var Spec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
 
 // Applier applies a validated reflection to the store inside tx, by the
 // job: the one path the job and the agent's task_reflect share
