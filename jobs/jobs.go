@@ -7,28 +7,34 @@
 //
 // # Adding a job kind
 //
-//  1. Make a package jobs/<name> with:
-//     - Args, with a value-receiver Kind() returning the kind: snake_case,
+// A kind is one package plus one line here. Make a package jobs/<name>
+// holding:
+//
+//   - Args, with a value-receiver Kind() returning the kind: snake_case and
 //     stable (it is stored with every job). This is the only place the
-//     kind is spelled; engine.Add reads it from the Args type.
-//     - Spec, an engine.Spec: queue, attempts, backoff, timeout, priority
-//     (set LLM when the kind calls DeepSeek, so it pauses without a key).
-//     - Worker, a river.Worker[Args].
-//     - If the kind needs more than its worker, a Register(reg, ...) func
+//     kind is spelled: engine.Add reads it from the Args type, and the
+//     registry's lookups (Spec, Specs, cron entries) derive from it.
+//   - Spec, an engine.Spec: queue, attempts, backoff, timeout, priority;
+//     LLM when the kind calls DeepSeek (it then pauses without a key).
+//   - Worker, a river.Worker[Args].
+//   - When the kind needs more than its worker, a Register(reg, ...) func
 //     that calls engine.Add and declares the rest on the registry:
-//     reg.Cron(name, schedule, Args{}) for a built-in periodic job,
-//     reg.OnSessionEnded(hook), reg.OnAgentError(hook) and
-//     reg.OnTurnEnded(hook) for what the
-//     ingest of events should enqueue (in the ingest transaction, with
+//     reg.Cron(name, schedule, Args{}) for a built-in periodic job, and
+//     reg.OnSessionEnded(hook), reg.OnAgentError(hook) or
+//     reg.OnTurnEnded(hook) for what storing events should enqueue (inside
+//     the ingest transaction, with
 //     client.InsertTx). A kind package never imports jobs.
-//  2. Add ONE line to Register below: engine.Add(reg, name.Spec,
-//     &name.Worker{...}) or name.Register(reg, ...), building the worker from
-//     Deps (add a Deps field only for a dependency no kind had before;
-//     config is in Deps.Config).
-//  3. Write the kind's tests in its package (SQLite and Postgres with
-//     storetest.Each); TestRegister here checks the wiring: that the kind
-//     has a worker and a spec, and that its cron entries and hooks reach
-//     the app through Register.
+//
+// Then add ONE line to Register below, building the worker from Deps:
+// engine.Add(reg, name.Spec, &name.Worker{...}), or name.Register(reg, ...)
+// for a kind with cron entries or hooks. Config keys are in Deps.Config;
+// add a Deps field only for a dependency no kind had before.
+//
+// Test the kind in its package, on SQLite and Postgres (storetest.Each),
+// and add it to allKinds in jobs_test.go (its cron entry or hooks to
+// TestRegister's expectations): TestRegister checks that every kind has a
+// spec and a worker, and that the cron entries and hooks reach the app
+// through Register and nothing else.
 //
 // Hooks run in the order Register adds them: the retros' before
 // consolidation's, so a session's retro is enqueued before the

@@ -14,6 +14,7 @@ import (
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/reflection"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
@@ -108,7 +109,9 @@ func (s *Service) Apply(ctx context.Context, tx *sql.Tx, taskID string, refl ref
 		return Applied{}, err
 	}
 	out := Applied{Results: []Result{}}
-	rec := store.Reflection{TaskID: t.ID, By: by, JobID: jobID, Assessment: refl.Assessment, Verdict: string(refl.Verdict()),
+	// The assessment is kept for the operator (mull tasks show) through the
+	// write-time gate, credentials redacted; it is never served as a lesson.
+	rec := store.Reflection{TaskID: t.ID, By: by, JobID: jobID, Assessment: trust.Check(refl.Assessment).Text, Verdict: string(refl.Verdict()),
 		Critique: critiqueJSON(refl), RecordedAt: now}
 	for i, it := range refl.Lessons {
 		row, res, err := a.apply(ctx, it, a.built[i])
@@ -182,18 +185,16 @@ func (a *applier) prepare(ctx context.Context, refl reflection.Reflection) error
 		}
 		a.built[i] = m
 	}
-	// The task's workspace first, then the others, then the global
-	// library: the order the memory writers take them.
-	first, rest := libs[0], slices.Compact(slices.Sorted(slices.Values(libs[1:])))
-	order := []string{first}
-	for _, l := range rest {
-		if l != "" && l != first {
+	// Workspaces in sorted order, then the global library: the order the
+	// digest's publication takes them (its workspace, then global), and
+	// one order for every reflection, so two never wait on each other.
+	var order []string
+	for _, l := range slices.Compact(slices.Sorted(slices.Values(libs))) {
+		if l != "" {
 			order = append(order, l)
 		}
 	}
-	if first != "" {
-		order = append(order, "")
-	}
+	order = append(order, "")
 	for _, lib := range order {
 		if err := a.s.store.LockLibrary(ctx, a.tx, lib); err != nil {
 			return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strconv"
 	"testing"
 	"time"
 
@@ -146,3 +147,5 @@ func doc(lessons ...m) m {
 	}
 	return m{"assessment": "the build failed on the lockfile", "lessons": ls}
 }
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }

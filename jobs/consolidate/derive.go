@@ -150,7 +150,7 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		if st.RunID == step.RunID {
 			st.RunID = ""
 		}
-		st.LastFinishedAt, st.LastCounts = now, string(counts)
+		st.LastFinishedAt, st.LastCounts, st.LastRunID = now, string(counts), step.RunID
 		st.LastNote = fmt.Sprintf("finished run %s: merged %d clusters (%d memories superseded), rejected %d; derived %d principles, %d hypotheses, %d prefetch",
 			step.RunID, c.Merged, c.Superseded, c.Rejected, c.Principles, c.Hypotheses, c.Prefetch)
 		return d.Store.PutConsolidateState(ctx, tx, st)

@@ -68,6 +68,7 @@ func (p *Planner) Work(ctx context.Context, job *river.Job[Args]) error {
 		if err != nil {
 			return err
 		}
+		st.LastRunID = "" // plan sets it when it starts one
 		note, err = p.plan(ctx, tx, client, job, &st, ms, cand, top, now)
 		if err != nil {
 			return err
@@ -127,7 +128,7 @@ func (p *Planner) plan(ctx context.Context, tx *sql.Tx, client *engine.Client, j
 	if err != nil {
 		return "", err
 	}
-	st.RunID, st.LastStartedAt, st.SessionsSince = runID, now, 0
+	st.RunID, st.LastRunID, st.LastStartedAt, st.SessionsSince = runID, runID, now, 0
 	return fmt.Sprintf("started run %s: %s", runID, plan), nil
 }
 
