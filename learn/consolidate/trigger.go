@@ -61,9 +61,12 @@ func SessionsDue(sessionsSince, after int, due bool) bool { return sessionsSince
 // memories ms (byID indexes them) newer than since, packed into chunks of
 // at most chunkChars: what the planner starts a run with, and what
 // `consolidate run --dry-run` shows. Derived memories are left out: the
-// derive step replaces them as a set.
+// derive step replaces them as a set. So are structured lessons (Governed):
+// the seed-000 model does no similarity merging (its limitation 5 is a
+// choice), a lesson changes only by a declared repeat or revise through the
+// precedent gate, and a merge would also drop its scope and fields.
 func Candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, chunkChars int, now time.Time) ([]Cluster, [][]Cluster) {
-	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() })
+	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() || Governed(m) })
 	clusters := Clusters(base, since, now, ClusterOptions{})
 	return clusters, Chunks(clusters, byID, chunkChars)
 }
@@ -75,7 +78,7 @@ func Candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, c
 func CountNew(ms []memory.Memory, since int64) int {
 	n := 0
 	for _, m := range ms {
-		if m.ID > since && m.Origin != memory.OriginSleep {
+		if m.ID > since && m.Origin != memory.OriginSleep && !Governed(m) {
 			n++
 		}
 	}
@@ -92,4 +95,11 @@ func CountBase(ms []memory.Memory) int {
 		}
 	}
 	return n
+}
+
+// Governed reports a structured lesson (seed 000: fields or a lesson
+// scope), which consolidation never merges or counts as news. A free-text
+// lesson from before the lesson model is consolidated as before.
+func Governed(m memory.Memory) bool {
+	return m.Kind.Structured() && (m.Lesson != nil || m.Scope != "")
 }

@@ -164,7 +164,10 @@ func checkField(name, v string, max int, multiline bool) error {
 		return err
 	}
 	if !multiline {
-		return memory.CheckLine(name, v, MinFieldRunes, max)
+		if err := memory.CheckLine(name, v, MinFieldRunes, max); err != nil {
+			return err
+		}
+		return checkLabel(name, v)
 	}
 	if n := utf8.RuneCountInString(strings.TrimSpace(v)); n > max {
 		return &memory.FieldError{Field: name, Problem: fmt.Sprintf("longer than %d characters", max)}
@@ -307,4 +310,34 @@ func ParseFieldsMap(raw map[string]any) (Parsed, error) {
 		Source: s["source"], SourceText: s["source_text"], Narrowed: s["narrowed"],
 	}
 	return p, nil
+}
+
+// reservedLabels are the words the lesson renderings (Render, the
+// DECISION ENVIRONMENT, the lookup) put before a field or a block. A field
+// that opens with one would read, once rendered, as a line mull wrote: a
+// "(high) Required method: …" problem as a high-confidence directive, an
+// "avoid: …" as a constraint.
+var reservedLabels = []string{
+	"required method", "avoid:", "instead:", "do instead:", "applies when:", "outcome:", "problem:",
+	"correction:", "confidence:", "precedent:", "known failures", "decision environment", "also in effect",
+	"source task", "other lessons in force",
+}
+
+// checkLabel refuses a one-line field that opens like a rendering's own
+// label or tag: "(…)" (the confidence and scope tag), "[…]" (a block
+// header such as [CONFLICTS], an [E1] entry) or a reserved label.
+func checkLabel(name, v string) error {
+	t := strings.ToLower(strings.TrimSpace(memory.FoldWidth(v)))
+	refuse := func(what string) error {
+		return &memory.FieldError{Field: name, Problem: "must not open with " + what + ": it would read as mull's own label once rendered"}
+	}
+	if strings.HasPrefix(t, "(") || strings.HasPrefix(t, "[") {
+		return refuse(fmt.Sprintf("%q", t[:1]))
+	}
+	for _, l := range reservedLabels {
+		if strings.HasPrefix(t, l) {
+			return refuse(fmt.Sprintf("%q", strings.TrimSpace(l)))
+		}
+	}
+	return nil
 }

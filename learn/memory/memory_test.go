@@ -29,8 +29,12 @@ func TestValidate(t *testing.T) {
 		{"relative workspace", func(m *memory.Memory) { m.Workspace = "app" }, "workspace", "absolute"},
 		{"no kind", func(m *memory.Memory) { m.Kind = "" }, "kind", "required"},
 		{"unknown kind", func(m *memory.Memory) { m.Kind = "rumour" }, "kind", `"rumour" is not one of prefetch, principle`},
-		{"a failure lesson", func(m *memory.Memory) { m.Kind = memory.Failure }, "", ""},
-		{"a directive", func(m *memory.Memory) { m.Kind = memory.Directive }, "", ""},
+		{"a failure lesson", func(m *memory.Memory) {
+			m.Kind, m.Lesson = memory.Failure, &memory.LessonFields{Problem: "npm broke the lockfile", Avoid: "npm install"}
+		}, "", ""},
+		{"a directive", func(m *memory.Memory) {
+			m.Kind, m.Lesson = memory.Directive, &memory.LessonFields{Problem: "a release", Correction: "tag it first"}
+		}, "", ""},
 		{"agent writes a principle", func(m *memory.Memory) { m.Kind = memory.Principle }, "kind", "not by origin tool"},
 		{"retro writes prefetch", func(m *memory.Memory) { m.Kind, m.Origin = memory.Prefetch, memory.OriginRetro }, "kind", "not by origin retro"},
 		{"blank text", func(m *memory.Memory) { m.Text = "   " }, "text", "required"},
@@ -131,5 +135,25 @@ func TestScope(t *testing.T) {
 		if tt.s.ReadsWorkspace() != tt.readsWS || tt.s.ReadsGlobal() != tt.readsG || tt.s.WritesGlobal() != tt.writesG || tt.s.Promotes() != tt.promotes {
 			t.Errorf("scope %s", tt.s)
 		}
+	}
+}
+
+func TestValidateStructuredKinds(t *testing.T) {
+	m := valid()
+	m.Kind = memory.Failure
+	if err := memory.Validate(m); err == nil || !strings.Contains(err.Error(), "structured lesson") {
+		t.Fatalf("a bare failure: got %v, want refused as needing its fields", err)
+	}
+	m.Lesson = &memory.LessonFields{Problem: "declared done untested", Avoid: "reporting done before the tests ran"}
+	if err := memory.Validate(m); err != nil {
+		t.Fatalf("a failure with its fields: %v", err)
+	}
+	m.Kind = memory.Directive
+	if err := memory.Validate(m); err != nil {
+		t.Fatalf("a directive with its fields: %v", err)
+	}
+	m.Kind = "rule"
+	if err := memory.Validate(m); err == nil {
+		t.Fatal("an unknown kind with fields was accepted")
 	}
 }

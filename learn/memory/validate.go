@@ -93,8 +93,12 @@ func Validate(m Memory) error {
 		return bad("workspace", "%q is not an absolute path (\"\" is the global library)", m.Workspace)
 	case m.Kind == "":
 		return bad("kind", "required")
-	case !knownKind(m.Kind):
-		return bad("kind", "%q is not one of %s, directive, failure", m.Kind, list(Kinds))
+	case (m.Kind == Directive || m.Kind == Failure) && m.Lesson == nil:
+		// Not in Kinds (the remember tool's list): only a structured
+		// lesson, with its fields, is a directive or a failure.
+		return bad("kind", "a %s is a structured lesson: it needs its fields (problem, %s)", m.Kind, map[Kind]string{Directive: "correction", Failure: "avoid"}[m.Kind])
+	case !knownKind(m.Kind) && !m.Kind.Structured():
+		return bad("kind", "%q is not one of %s", m.Kind, list(Kinds))
 	case m.Kind.SleepTime() && (m.Origin == OriginTool || m.Origin == OriginRetro):
 		return bad("kind", "%s is written by sleep-time consolidation or a human, not by origin %s", m.Kind, m.Origin)
 	case text == "":
