@@ -14,8 +14,10 @@ import (
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/reflection"
 	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/tasks"
 )
 
 const pagerGoal = "fix the pager's page 2"
@@ -226,6 +228,42 @@ func TestTurnFallbackReflects(t *testing.T) {
 		// Its nudge came with it: the turn had no task.
 		if ns, _ := s.ListSessionNotices(ctx, s.DB, "session-t"); len(ns) != 1 {
 			t.Errorf("%d nudges for the turn", len(ns))
+		}
+	})
+}
+
+// A task the agent opened and ended through the task service (what
+// task_start and task_end call) is reflected on by the job its end
+// enqueued: the window between the two is the material's trajectory.
+func TestTaskServiceEndToEnd(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		e := startJobs(t, s, &fakeds.Script{Rules: []fakeds.Rule{answer(pagerGoal, failureLesson)}}, 3, nil)
+		cfg := config.Default()
+		svc := tasks.New(s, memories.New(s, cfg.Memory, cfg.Digest), e.wiring.Ingest, cfg.Reflection)
+		svc.UseClient(e.client)
+		e.ingest("session-e", events.UserMessage, events.MessagePayload{Text: "before the task: unrelated chatter", Source: "user"})
+		opened, err := svc.Open(ctx, tasks.OpenRequest{SessionID: "session-e", Workspace: "/w/app", Goal: pagerGoal,
+			ExpectedResult: "page 2 shows items 11-20"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.ingest("session-e", events.UserMessage, events.MessagePayload{Text: "page 2 shows page 1's items", Source: "user", Turn: 2})
+		e.ingest("session-e", events.AssistantMessage, events.MessagePayload{Text: "Fixed: offset is now page*size.", Turn: 2})
+		closed, err := svc.Close(ctx, opened.Task.ID, store.TaskFailed, "still off by one")
+		if err != nil || closed.JobID == 0 {
+			t.Fatalf("close: %+v, %v", closed, err)
+		}
+		if job := e.waitFinal(closed.JobID); job.State != rivertype.JobStateCompleted {
+			t.Fatalf("job %s: %v", job.State, job.Errors)
+		}
+		if got := e.lessonsOf(opened.Task.ID); len(got) != 1 || got[0].Kind != memory.Failure {
+			t.Fatalf("lessons %+v", got)
+		}
+		user := e.fake.Requests()[0].Messages[1].Content
+		if !strings.Contains(user, "page 2 shows page 1's items") || strings.Contains(user, "unrelated chatter") ||
+			!strings.Contains(user, "still off by one") {
+			t.Fatalf("material is not the task's window:\n%s", user)
 		}
 	})
 }
