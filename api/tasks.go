@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/learn/reflection"
 	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
@@ -179,13 +178,9 @@ func (s *Server) reflectTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}
-	// Strings no store keeps faithfully, named by their JSON path, as the
-	// schema's own refusals are.
-	if path, problem := events.CheckJSON(body, maxBodyString); problem != "" {
-		if path == "" {
-			path = "body"
-		}
-		writeJSON(w, http.StatusUnprocessableEntity, fieldBody{Error: path + ": " + problem, Field: path})
+	// Strings no store keeps faithfully: 400 naming their JSON path, as on
+	// every route, before the schema reads it.
+	if !checkJSONBody(w, body) {
 		return
 	}
 	out, err := s.deps.Tasks.Reflect(r.Context(), r.PathValue("id"), body)

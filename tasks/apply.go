@@ -229,6 +229,11 @@ func (a *applier) lessonOf(it reflection.Item) memory.Memory {
 // apply carries one item out and says what became of it.
 func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory) (store.ReflectionItem, Result, error) {
 	row := store.ReflectionItem{Index: it.Index, Relation: string(it.Relation), TargetID: it.TargetID}
+	if it.Critique != nil {
+		if b, err := json.Marshal(it.Critique); err == nil {
+			row.Critique, row.Verdict = string(b), string(it.Critique.Verdict)
+		}
+	}
 	res := Result{Index: it.Index, Relation: string(it.Relation)}
 	refuse := func(check, why string) (store.ReflectionItem, Result, error) {
 		row.RefusedCheck, row.RefusedReason = check, why
@@ -401,7 +406,7 @@ func (a *applier) outcome(ctx context.Context, failed *error) func(id string) (l
 			return lesson.TaskOutcome{}, false
 		}
 		return lesson.TaskOutcome{ID: t.ID, Status: lesson.TaskStatus(t.Status), Closed: !t.ClosedAt.IsZero(),
-			EnvironmentIDs: t.EnvironmentIDs}, true
+			EnvironmentIDs: t.EnvironmentIDs, Turn: t.Kind == store.TaskKindTurn}, true
 	}
 }
 

@@ -253,9 +253,11 @@ type Parsed struct {
 
 // seedFieldKeys are the record keys ParseFields reads; every other key (id,
 // scope, session_id, task_id, timestamps…) is the record's machine side
-// and is left to the caller.
+// and is left to the caller. "narrowed" is not one: only an adversarial
+// review that narrowed a lesson sets it, since [BOUNDARIES] says each such
+// line "was checked against the strongest case for the old way".
 var seedFieldKeys = []string{"kind", "pattern", "problem", "attempted", "correction", "applies_when",
-	"confidence", "avoid", "instead", "boundary", "source", "source_text", "narrowed"}
+	"confidence", "avoid", "instead", "boundary", "source", "source_text"}
 
 // ParseFields reads a seed-style JSON lesson record with the seed's
 // compatibility rules: a record with no kind (or "") is a lesson, and a
@@ -307,7 +309,7 @@ func ParseFieldsMap(raw map[string]any) (Parsed, error) {
 		Problem: problem, Attempted: s["attempted"], Correction: s["correction"],
 		AppliesWhen: s["applies_when"], Confidence: memory.Confidence(s["confidence"]),
 		Avoid: s["avoid"], Instead: s["instead"], Boundary: s["boundary"],
-		Source: s["source"], SourceText: s["source_text"], Narrowed: s["narrowed"],
+		Source: s["source"], SourceText: s["source_text"],
 	}
 	return p, nil
 }

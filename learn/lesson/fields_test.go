@@ -247,7 +247,7 @@ func TestParseFields(t *testing.T) {
 		})
 	}
 	p, err := ParseFields([]byte(`{"pattern":"p","attempted":"a","correction":"c","applies_when":"w","confidence":"high","boundary":"b","source":"s","source_text":"st","narrowed":"n"}`))
-	want := memory.LessonFields{Problem: "p", Attempted: "a", Correction: "c", AppliesWhen: "w", Confidence: "high", Boundary: "b", Source: "s", SourceText: "st", Narrowed: "n"}
+	want := memory.LessonFields{Problem: "p", Attempted: "a", Correction: "c", AppliesWhen: "w", Confidence: "high", Boundary: "b", Source: "s", SourceText: "st"} // narrowed is a review's, never a record's
 	if err != nil || p.Fields != want {
 		t.Fatalf("ParseFields = %+v, %v; want %+v", p.Fields, err, want)
 	}

@@ -149,13 +149,7 @@ func isLineBreak(r rune) bool {
 	return false
 }
 
-// knownKind: one of Kinds, or a structured lesson kind (directive and
-// failure are the lesson model's; the digest's free-text sections list
-// Kinds and do not show them).
 func knownKind(k Kind) bool {
-	if k.Structured() {
-		return true
-	}
 	for _, x := range Kinds {
 		if k == x {
 			return true
