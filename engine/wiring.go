@@ -24,12 +24,18 @@ type SessionHook func(ctx context.Context, tx *sql.Tx, client *Client, s store.S
 // agent error event.
 type ErrorHook func(ctx context.Context, tx *sql.Tx, client *Client, e events.Event) error
 
+// TurnHook runs, inside the ingest transaction, for each newly stored
+// turn_end event of a live session, after its session is saved (s is the
+// session as saved). An error rolls the batch back.
+type TurnHook func(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error
+
 // wiring is what kinds contribute to a Registry besides their workers. It
 // is written only while wiring, before any client is built, and read after.
 type wiring struct {
 	cron         []config.Cron
 	sessionHooks []SessionHook
 	errorHooks   []ErrorHook
+	turnHooks    []TurnHook
 	// client is the first client NewClient built over the registry: the one
 	// the hooks enqueue with (atomic: tests build more clients while jobs
 	// run).
@@ -61,6 +67,9 @@ func (r *Registry) OnSessionEnded(h SessionHook) { r.sessionHooks = append(r.ses
 // OnAgentError adds an agent-error hook; hooks run in the order added.
 func (r *Registry) OnAgentError(h ErrorHook) { r.errorHooks = append(r.errorHooks, h) }
 
+// OnTurnEnded adds a turn-end hook; hooks run in the order added.
+func (r *Registry) OnTurnEnded(h TurnHook) { r.turnHooks = append(r.turnHooks, h) }
+
 // SessionEnded runs every session-end hook in order; the first error
 // stops it (and rolls the ingest transaction back). It reads the hooks
 // when called, so it can be handed out before the kinds add theirs.
@@ -82,6 +91,19 @@ func (r *Registry) AgentError(ctx context.Context, tx *sql.Tx, client *Client, e
 	}
 	return nil
 }
+
+// TurnEnded runs every turn-end hook in order, like SessionEnded.
+func (r *Registry) TurnEnded(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error {
+	for _, h := range r.turnHooks {
+		if err := h(ctx, tx, client, s, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TurnHooked reports how many turn-end hooks were added.
+func (r *Registry) TurnHooked() int { return len(r.turnHooks) }
 
 // Hooked reports how many session-end and agent-error hooks were added.
 func (r *Registry) Hooked() (sessionEnded, agentError int) {

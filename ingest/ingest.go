@@ -41,6 +41,10 @@ type Hooks struct {
 	// AgentError runs for each newly stored error event, in batch order,
 	// after its session is saved and before SessionEnded.
 	AgentError func(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error
+	// TurnEnded runs for each newly stored turn_end event of a live
+	// session, in batch order, after its session is saved and after
+	// AgentError; s is the session as saved.
+	TurnEnded func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, e events.Event) error
 	// MaxSessionAge is learn.max_session_age: a session whose last event
 	// is older runs no hook (see learn/history). Zero: no age limit.
 	MaxSessionAge time.Duration
@@ -149,7 +153,7 @@ func (s *Service) ingest(ctx context.Context, tx *sql.Tx, batch []events.Event, 
 	}
 	stored = slices.DeleteFunc(stored, func(e events.Event) bool { return !live[e.SessionID] })
 	ended = slices.DeleteFunc(ended, func(sess store.Session) bool { return !live[sess.ID] })
-	if err := s.runHooks(ctx, tx, stored, ended); err != nil {
+	if err := s.runHooks(ctx, tx, stored, ended, touched); err != nil {
 		return Result{}, err
 	}
 	res.Duplicates = len(batch) - res.Stored
@@ -221,7 +225,7 @@ func (s *Service) liveSessions(ctx context.Context, tx *sql.Tx, touched map[stri
 		need[sess.ID] = true
 	}
 	for _, e := range stored {
-		if e.Type == events.Error {
+		if e.Type == events.Error || e.Type == events.TurnEnd {
 			need[e.SessionID] = true
 		}
 	}
@@ -240,7 +244,7 @@ func (s *Service) liveSessions(ctx context.Context, tx *sql.Tx, touched map[stri
 	return live, nil
 }
 
-func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Event, ended []store.Session) error {
+func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Event, ended []store.Session, touched map[string]store.Session) error {
 	if s.hooks.AgentError != nil {
 		for _, e := range stored {
 			if e.Type != events.Error {
@@ -254,6 +258,9 @@ func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Even
 				return fmt.Errorf("ingest: agent error hook for event %s: %w", e.ID, err)
 			}
 		}
+	}
+	if err := s.turnsEnded(ctx, tx, stored, touched); err != nil {
+		return err
 	}
 	for _, sess := range ended {
 		if err := s.sessionEnded(ctx, tx, sess); err != nil {
@@ -273,6 +280,25 @@ func (s *Service) sessionEnded(ctx context.Context, tx *sql.Tx, sess store.Sessi
 	}
 	if err := s.hooks.SessionEnded(ctx, tx, client, sess); err != nil {
 		return fmt.Errorf("ingest: session ended hook for %s: %w", sess.ID, err)
+	}
+	return nil
+}
+
+func (s *Service) turnsEnded(ctx context.Context, tx *sql.Tx, stored []events.Event, touched map[string]store.Session) error {
+	if s.hooks.TurnEnded == nil {
+		return nil
+	}
+	for _, e := range stored {
+		if e.Type != events.TurnEnd {
+			continue
+		}
+		client, err := s.needClient()
+		if err != nil {
+			return err
+		}
+		if err := s.hooks.TurnEnded(ctx, tx, client, touched[e.SessionID], e); err != nil {
+			return fmt.Errorf("ingest: turn ended hook for event %s: %w", e.ID, err)
+		}
 	}
 	return nil
 }

@@ -20,8 +20,9 @@
 //   - When the kind needs more than its worker, a Register(reg, ...) func
 //     that calls engine.Add and declares the rest on the registry:
 //     reg.Cron(name, schedule, Args{}) for a built-in periodic job, and
-//     reg.OnSessionEnded(hook) or reg.OnAgentError(hook) for what storing
-//     events should enqueue (inside the ingest transaction, with
+//     reg.OnSessionEnded(hook), reg.OnAgentError(hook) or
+//     reg.OnTurnEnded(hook) for what storing events should enqueue (inside
+//     the ingest transaction, with
 //     client.InsertTx). A kind package never imports jobs.
 //
 // Then add ONE line to Register below, building the worker from Deps:
@@ -93,7 +94,7 @@ type Wiring struct {
 // wiring built from them.
 func Register(reg *engine.Registry, d Deps) Wiring {
 	cfg := d.Config
-	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError,
+	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError, TurnEnded: reg.TurnEnded,
 		MaxSessionAge: cfg.Learn.MaxSessionAge.D(), Client: reg.Client}
 	svc := ingest.New(d.Store, hooks)
 	scope, caps := memory.Scope(cfg.Memory.Scope), RetroCaps(cfg.Retro.Excerpt)
@@ -108,6 +109,7 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 		&retroerror.Hook{Store: d.Store, Logger: d.Logger.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
 	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})
+	registerReflectTask(reg, d, svc)
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
 

@@ -27,7 +27,7 @@ import (
 // be added here, and one dropped fails the test.
 var allKinds = []string{
 	"budget_sweep", "consolidate", "consolidate_derive", "consolidate_merge", "consolidate_sweep",
-	"demo_step", "llm_probe", "probe", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
+	"demo_step", "llm_probe", "probe", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
 }
 
 func register(t *testing.T, s *store.Store, edit func(*config.Config)) (*engine.Registry, jobs.Wiring, config.Config) {
@@ -62,7 +62,7 @@ func TestRegister(t *testing.T) {
 				llmKinds = append(llmKinds, e.Kind)
 			}
 		}
-		if want := []string{"consolidate_derive", "consolidate_merge", "llm_probe", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
+		if want := []string{"consolidate_derive", "consolidate_merge", "llm_probe", "reflect_task", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
 			t.Errorf("kinds that call DeepSeek %v, want %v", llmKinds, want)
 		}
 
@@ -103,7 +103,10 @@ func TestRegister(t *testing.T) {
 		if se, ae := reg.Hooked(); se != 2 || ae != 1 {
 			t.Errorf("hooks: %d session-end, %d agent-error; want 2 (retros, consolidation) and 1 (retro_error)", se, ae)
 		}
-		if w.Ingest == nil || w.Hooks.SessionEnded == nil || w.Hooks.AgentError == nil || w.Hooks.Client == nil ||
+		if n := reg.TurnHooked(); n != 1 {
+			t.Errorf("hooks: %d turn-end; want 1 (reflect_task's nudge and fallback)", n)
+		}
+		if w.Ingest == nil || w.Hooks.SessionEnded == nil || w.Hooks.AgentError == nil || w.Hooks.TurnEnded == nil || w.Hooks.Client == nil ||
 			w.Hooks.MaxSessionAge != cfg.Learn.MaxSessionAge.D() {
 			t.Errorf("wiring incomplete: %+v", w)
 		}
@@ -117,12 +120,17 @@ func TestRegister(t *testing.T) {
 			return events.Event{ID: fmt.Sprintf("%s-%d", id, n), Type: typ, SessionID: id, Workspace: "/w",
 				Time: t0.Add(time.Duration(n) * time.Second), Payload: json.RawMessage(payload)}
 		}
-		if _, err := w.Ingest.IngestBatch(context.Background(), []events.Event{
-			mk(0, events.SessionStart, `{"title":"t","primary":true}`),
-			mk(1, events.Error, `{"message":"boom"}`),
-			mk(2, events.SessionEnd, `{"reason":"completed"}`),
-		}, store.SourcePush); err != nil {
+		batch := []events.Event{mk(0, events.SessionStart, `{"title":"t","primary":true}`), mk(1, events.Error, `{"message":"boom"}`)}
+		for n := 2; n < 10; n++ {
+			batch = append(batch, mk(n, events.ToolResult, `{"tool":"bash","is_error":false}`))
+		}
+		batch = append(batch, mk(10, events.TurnEnd, `{"turn":1,"reason":"completed"}`), mk(11, events.SessionEnd, `{"reason":"completed"}`))
+		if _, err := w.Ingest.IngestBatch(context.Background(), batch, store.SourcePush); err != nil {
 			t.Fatal(err)
+		}
+		// Its turn of 8 tool calls without a task got the missed-task nudge.
+		if ns, err := s.ListSessionNotices(context.Background(), s.DB, id); err != nil || len(ns) != 1 || ns[0].Kind != "nudge" {
+			t.Errorf("after a turn of 8 tool calls: notices %+v, %v; want the nudge", ns, err)
 		}
 		got := map[string]int{}
 		for _, k := range []string{"retro_error", "retro_session"} {

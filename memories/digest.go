@@ -198,16 +198,16 @@ const MaxNotices = 20
 // memory id; 0 for none). It goes through Digest, so a batch that is due is
 // published first and its items stop being notices.
 func (s *Service) Notices(ctx context.Context, workspace string, after int64) (Notices, error) {
-	return s.NoticesFor(ctx, workspace, "", after)
+	return s.lessonNotices(ctx, workspace, "", after)
 }
 
-// NoticesFor is Notices for one session of workspace ("" none): a new
+// lessonNotices is Notices for one session of workspace ("" none): a new
 // lesson (kind lesson, directive or failure, its one-line text) is a
 // notice only to the sessions its scope shows it to, so a session lesson
 // reaches its own session and no other. It is the seed's instantNotice: a
 // lesson waiting for lessons.commit_every shows at once, and the system
 // prompt stays as it is.
-func (s *Service) NoticesFor(ctx context.Context, workspace, session string, after int64) (Notices, error) {
+func (s *Service) lessonNotices(ctx context.Context, workspace, session string, after int64) (Notices, error) {
 	viewer := lesson.Viewer{Workspace: workspace, Session: session, GlobalLibrary: s.scope.ReadsGlobal()}
 	d, err := s.Digest(ctx, workspace)
 	if err != nil {

@@ -44,6 +44,8 @@ backoff = "10ms"
 backoff = "10ms"
 [jobs.consolidate_derive]
 backoff = "10ms"
+[jobs.reflect_task]
+backoff = "10ms"
 `
 
 // learnAnswer is the retro the fake answers: a lesson, a fact, a handoff.

@@ -88,19 +88,26 @@ var Questions = []string{
 // JSON schema, and the mode's ending. Everything quoted from the session
 // passes the trust gate and stands behind Gutter.
 func Material(task TaskBrief, environment string, traj Trajectory, opts MaterialOptions) string {
-	head := "REFLECTION MATERIAL for task " + oneLine(task.ID, 200) + "\n" + quoteNote + "\n\n" + taskBlock(task)
-	return assemble(head, environment, traj, task.ID, opts)
+	return assemble(taskHead(task), environment, traj, task.ID, opts)
+}
+
+func taskHead(task TaskBrief) string {
+	return "REFLECTION MATERIAL for task " + oneLine(task.ID, 200) + "\n" + quoteNote + "\n\n" + taskBlock(task)
 }
 
 func assemble(head, environment string, traj Trajectory, id string, opts MaterialOptions) string {
 	tail := instructions(opts, oneLine(id, 200))
-	body := head + "\n" + environmentBlock(environment) + "\n" + trajectoryBlock(traj, MaxTrajectoryRunes) + "\n"
-	// The instructions are never cut: the quoted part gives way.
-	room := MaxMaterialRunes - utf8.RuneCountInString(tail) - 2
-	if utf8.RuneCountInString(body) > room {
-		body = capRunes(body, room) + "\n\n"
+	return body(head, environment, traj, MaxMaterialRunes-utf8.RuneCountInString(tail)) + tail
+}
+
+// body is the quoted part of the material, within room runes: the
+// instructions are never cut, the quoted part gives way.
+func body(head, environment string, traj Trajectory, room int) string {
+	b := head + "\n" + environmentBlock(environment) + "\n" + trajectoryBlock(traj, MaxTrajectoryRunes) + "\n"
+	if room -= 2; utf8.RuneCountInString(b) > room {
+		b = capRunes(b, room) + "\n\n"
 	}
-	return body + tail
+	return b
 }
 
 func taskBlock(t TaskBrief) string {

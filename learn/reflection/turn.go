@@ -47,6 +47,11 @@ func TurnMaterial(turn TurnBrief, environment string, traj Trajectory, opts Mate
 	if id == "" {
 		id = TurnID(turn.SessionID, turn.Turn)
 	}
+	return assemble(turnHead(turn, id), environment, traj, id, opts), true
+}
+
+// turnHead opens a turn's material: which turn, and that it is a fallback.
+func turnHead(turn TurnBrief, id string) string {
 	head := "REFLECTION MATERIAL for turn " + strconv.Itoa(turn.Turn) + " (" + oneLine(id, 200) + ")\n" + quoteNote + "\n\n" +
 		"TURN " + strconv.Itoa(turn.Turn) + ": a per-turn fallback reflection, not the main one.\n" +
 		"It makes sure this turn was checked at least once, not that it was checked correctly: a turn boundary is not a decision boundary. " +
@@ -57,5 +62,5 @@ func TurnMaterial(turn TurnBrief, environment string, traj Trajectory, opts Mate
 			"Do not record the same lesson twice: leave a lesson that belongs to the task to the task's reflection (relation none here).\n",
 			oneLine(turn.OpenTaskID, 200))
 	}
-	return assemble(head, environment, traj, id, opts), true
+	return head
 }
