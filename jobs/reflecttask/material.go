@@ -38,7 +38,7 @@ func (w *Worker) prompt(ctx context.Context, task store.Task) (reflection.Prompt
 	if err != nil {
 		return reflection.Prompt{}, err
 	}
-	opts := reflection.MaterialOptions{Mode: reflection.ModeJob, Adversarial: w.Options.Adversarial}
+	opts := reflection.MaterialOptions{Mode: reflection.ModeJob, Adversarial: w.Options.Adversarial, Scopes: reflection.WritableScopes}
 	if task.Kind != store.TaskKindTurn {
 		brief := reflection.TaskBrief{ID: task.ID, Goal: task.Goal, Expected: task.Expected, Status: task.Status, Result: task.Result}
 		return reflection.JobPrompt(brief, env, traj, opts), nil

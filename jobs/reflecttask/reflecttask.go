@@ -176,8 +176,12 @@ type (
 	reviewed struct{ answer }
 )
 
-func (a *plain) Validate() error    { return a.parse(reflection.Options{}) }
-func (a *reviewed) Validate() error { return a.parse(reflection.Options{Adversarial: true}) }
+func (a *plain) Validate() error {
+	return a.parse(reflection.Options{Scopes: reflection.WritableScopes})
+}
+func (a *reviewed) Validate() error {
+	return a.parse(reflection.Options{Adversarial: true, Scopes: reflection.WritableScopes})
+}
 
 // Register adds the worker and the turn-end hook.
 func Register(reg *engine.Registry, w *Worker, h *TurnHook) {

@@ -84,7 +84,7 @@ func TestReflectFailedTask(t *testing.T) {
 		if r.ResponseFormat != "json_object" || len(r.Messages) != 2 || r.Messages[0].Role != "system" || r.Messages[1].Role != "user" {
 			t.Fatalf("request: format %q, messages %+v", r.ResponseFormat, r.Messages)
 		}
-		p := reflection.JobPrompt(reflection.TaskBrief{}, "", reflection.Trajectory{}, reflection.MaterialOptions{})
+		p := reflection.JobPrompt(reflection.TaskBrief{}, "", reflection.Trajectory{}, reflection.MaterialOptions{Scopes: reflection.WritableScopes})
 		if r.Messages[0].Content != p.System {
 			t.Errorf("system message is not the fixed part:\n%s", r.Messages[0].Content)
 		}
@@ -266,4 +266,13 @@ func TestTaskServiceEndToEnd(t *testing.T) {
 			t.Fatalf("material is not the task's window:\n%s", user)
 		}
 	})
+}
+
+// The job's model reads an untrusted session: its schema offers only the
+// scopes it may write (Parse refuses the others: learn/reflection).
+func TestReflectScopes(t *testing.T) {
+	p := reflection.JobPrompt(reflection.TaskBrief{}, "", reflection.Trajectory{}, reflection.MaterialOptions{Scopes: reflection.WritableScopes})
+	if strings.Contains(p.System, `"global"`) || !strings.Contains(p.System, `"workspace"`) {
+		t.Fatal("the job's schema offers scope global, or lost workspace")
+	}
 }

@@ -25,6 +25,13 @@ type Options struct {
 	Scopes []memory.LessonScope
 }
 
+// WritableScopes are the scopes a reflection on a task may write, by the
+// job's model or the agent alike: both read an untrusted session, so a
+// lesson for every workspace (global) or for another session is an
+// operator's move ('mull lessons move'), not theirs. Pass them as
+// Options.Scopes and MaterialOptions.Scopes.
+var WritableScopes = []memory.LessonScope{memory.LessonReflection, memory.LessonWorkspace}
+
 // The keys of a reflection and of one lesson.
 var (
 	topKeys    = []string{"task_id", "assessment", "source", "lessons", "critique"}
