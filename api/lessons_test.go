@@ -70,10 +70,10 @@ func TestLessonAdminRoutes(t *testing.T) {
 			"avoid":"deleting .mull by hand","instead":"mull migrate --dry-run","boundary":"only this session touched the data dir"}}`)
 
 		for body, field := range map[string]string{
-			`{"kind":"lesson","scope":"workspace","workspace":"/w","fields":{"problem":"a problem here","correction":"a correction that is long enough"}}`: "boundary",
-			`{"kind":"lesson","scope":"session","session":"nope","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`:        "session",
-			`{"kind":"fact","scope":"global","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`:                            "kind",
-			`{"kind":"lesson","scope":"everywhere","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`:                       "scope",
+			`{"kind":"lesson","scope":"workspace","workspace":"/w","fields":{"problem":"a problem here","correction":"a correction that is long enough"}}`:   "boundary",
+			`{"kind":"lesson","scope":"session","session":"nope","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`: "session",
+			`{"kind":"fact","scope":"global","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`:                     "kind",
+			`{"kind":"lesson","scope":"everywhere","fields":{"problem":"a problem","correction":"a correction here","boundary":"every repo"}}`:               "scope",
 		} {
 			var fb fieldBody
 			expect(t, serve(srv, "POST", "/v1/admin/lessons", body), http.StatusBadRequest, &fb)
