@@ -30,6 +30,8 @@ type consolidateState struct {
 	LastCounts     json.RawMessage `json:"last_counts"`
 	LastJobID      int64           `json:"last_job_id"`
 	LastNote       string          `json:"last_note"`
+	// LastRunID is the run last_note is about ("" when it skipped).
+	LastRunID string `json:"last_run_id"`
 }
 
 func stateOut(st store.ConsolidateState) consolidateState {
@@ -39,7 +41,7 @@ func stateOut(st store.ConsolidateState) consolidateState {
 	}
 	return consolidateState{Workspace: st.Workspace, Watermark: st.Watermark, SessionsSince: st.SessionsSince,
 		RunID: st.RunID, LastStartedAt: timeOrNull(st.LastStartedAt), LastFinishedAt: timeOrNull(st.LastFinishedAt),
-		LastCounts: counts, LastJobID: st.LastJobID, LastNote: st.LastNote}
+		LastCounts: counts, LastJobID: st.LastJobID, LastNote: st.LastNote, LastRunID: st.LastRunID}
 }
 
 func timeOrNull(t time.Time) *time.Time {

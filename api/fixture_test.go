@@ -70,7 +70,7 @@ func newFixture(t *testing.T, s *store.Store, token string) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, worker: &testWorker{}}
 	f.reg = engine.NewRegistry(nil)
-	engine.Add(f.reg, engine.Spec{Kind: "apitest", MaxAttempts: 2, Backoff: time.Millisecond}, f.worker)
+	engine.Add(f.reg, engine.Spec{MaxAttempts: 2, Backoff: time.Millisecond}, f.worker)
 	f.c = enginetest.Start(t, s, f.reg, enginetest.Config())
 	f.events = enginetest.Events(t, f.c)
 	f.srv = f.server(s, token)

@@ -112,7 +112,7 @@ func TestHealthzDegradedWithoutLiveWorkers(t *testing.T) {
 		}
 		// A queue the fixture's client does not work: the job waits there.
 		reg := engine.NewRegistry(nil)
-		engine.Add(reg, engine.Spec{Kind: "apitest_idle", Queue: "idle"}, river.WorkFunc(func(context.Context, *river.Job[idleArgs]) error { return nil }))
+		engine.Add(reg, engine.Spec{Queue: "idle"}, river.WorkFunc(func(context.Context, *river.Job[idleArgs]) error { return nil }))
 		inserter := enginetest.NewClient(t, s, reg, enginetest.Config(), false)
 		if _, err := inserter.Insert(ctx, idleArgs{}, nil); err != nil {
 			t.Fatal(err)

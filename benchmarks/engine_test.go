@@ -56,7 +56,7 @@ func BenchmarkNoopJobs(b *testing.B) {
 		b.Run(dialect+"/mull", func(b *testing.B) {
 			s := storetest.New(b, dialect)
 			reg := engine.NewRegistry(nil)
-			engine.Add(reg, engine.Spec{Kind: "bench_noop", Timeout: time.Minute}, &noopWorker{})
+			engine.Add(reg, engine.Spec{Timeout: time.Minute}, &noopWorker{})
 			cfg := config.Default()
 			cfg.Workers.Queues = map[string]int{"default": benchWorkers}
 			c := enginetest.NewClient(b, s, reg, cfg, true)
@@ -66,7 +66,7 @@ func BenchmarkNoopJobs(b *testing.B) {
 			s := storetest.New(b, dialect)
 			reg := engine.NewRegistry(nil)
 			runner := workflows.New(s, enginetest.Logger())
-			workflows.AddStep(reg, runner, engine.Spec{Kind: "bench_noop", Timeout: time.Minute},
+			workflows.AddStep(reg, runner, engine.Spec{Timeout: time.Minute},
 				func(context.Context, *workflows.Step[noopArgs]) (workflows.Result, error) {
 					return workflows.Result{Output: true}, nil
 				})

@@ -53,7 +53,7 @@ func TestLLMJobsSnoozeUntilTheReset(t *testing.T) {
 		wait := resetAt.Sub(t0) // the ledger's clock stands at t0
 
 		reg := engine.NewRegistry(nil)
-		engine.Add(reg, engine.Spec{Kind: "budget_test_call", MaxAttempts: 1}, &callWorker{ledger: l})
+		engine.Add(reg, engine.Spec{MaxAttempts: 1}, &callWorker{ledger: l})
 		cfg := enginetest.Config()
 		cfg.Workers.Queues = map[string]int{"default": jobs}
 		c := enginetest.Start(t, s, reg, cfg)

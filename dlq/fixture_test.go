@@ -113,10 +113,10 @@ func newFixture(t *testing.T, s *store.Store) *fixture {
 	t.Helper()
 	f := &fixture{t: t, s: s, fail: &failWorker{}, other: &otherWorker{}}
 	reg := engine.NewRegistry(nil)
-	engine.Add(reg, engine.Spec{Kind: "dlqtest_fail", MaxAttempts: 3, Backoff: time.Millisecond}, f.fail)
-	engine.Add(reg, engine.Spec{Kind: "dlqtest_other", MaxAttempts: 1}, f.other)
-	engine.Add(reg, engine.Spec{Kind: "dlqtest_unique", MaxAttempts: 1}, &uniqueWorker{})
-	engine.Add(reg, engine.Spec{Kind: "dlqtest_idle", Queue: "maintenance"}, &idleWorker{})
+	engine.Add(reg, engine.Spec{MaxAttempts: 3, Backoff: time.Millisecond}, f.fail)
+	engine.Add(reg, engine.Spec{MaxAttempts: 1}, f.other)
+	engine.Add(reg, engine.Spec{MaxAttempts: 1}, &uniqueWorker{})
+	engine.Add(reg, engine.Spec{Queue: "maintenance"}, &idleWorker{})
 	f.c = enginetest.Start(t, s, reg, enginetest.Config())
 	f.events = enginetest.Events(t, f.c)
 	return f

@@ -27,7 +27,9 @@ type ClientOptions struct {
 	// Work makes a client that fetches and works jobs. Without it the client
 	// only inserts and manages jobs (the CLI, and `serve --workers=false`).
 	Work bool
-	// Builtin are periodic jobs mull always runs, besides the config's.
+	// Builtin are periodic jobs mull always runs, besides the config's:
+	// mull passes the registry's (Registry.Builtin, what its kinds declared
+	// with Registry.Cron); tests usually pass none.
 	Builtin []config.Cron
 	// Test makes River's clocks and IDs deterministic where it can.
 	Test river.TestConfig
@@ -83,7 +85,12 @@ func NewClient(drv riverdriver.Driver[*sql.Tx], reg *Registry, opts ClientOption
 		}
 		rc.PeriodicJobs = append(builtin, periodic...)
 	}
-	return river.NewClient(drv, rc)
+	c, err := river.NewClient(drv, rc)
+	if err != nil {
+		return nil, err
+	}
+	reg.client.CompareAndSwap(nil, c)
+	return c, nil
 }
 
 // RescueAfter is how long a running job may go unheard before River makes it

@@ -26,7 +26,7 @@ func TestShutdownGrace(t *testing.T) {
 			t.Run(tc.name, func(t *testing.T) {
 				reg := engine.NewRegistry(nil)
 				w := &holdWorker{started: make(chan int64, 1), release: make(chan struct{})}
-				engine.Add(reg, engine.Spec{Kind: "hold", MaxAttempts: 3, Timeout: time.Hour}, w)
+				engine.Add(reg, engine.Spec{MaxAttempts: 3, Timeout: time.Hour}, w)
 				c := enginetest.NewClient(t, s, reg, enginetest.Config(), true)
 				if err := c.Start(ctx); err != nil {
 					t.Fatal(err)

@@ -17,11 +17,9 @@ import (
 	"github.com/mullhq/mull/config"
 )
 
-// Spec declares how one job kind runs.
+// Spec declares how one job kind runs. It holds no kind: the kind is its
+// Args type's Kind(), which Add reads, so a kind is spelled once.
 type Spec struct {
-	// Kind is the River job kind: snake_case and stable, it is stored with
-	// every job.
-	Kind string
 	// Queue the kind's jobs go to. Defaults to "default".
 	Queue string
 	// MaxAttempts before a job is discarded (the dead letters). Defaults to 5.
@@ -33,6 +31,9 @@ type Spec struct {
 	Timeout time.Duration
 	// Priority from 1 (first) to 4. Defaults to 1.
 	Priority int
+	// LLM says the kind calls DeepSeek: a worker with no API key pauses
+	// the queues of such kinds before it starts.
+	LLM bool
 }
 
 func (s Spec) withDefaults() Spec {
@@ -52,11 +53,23 @@ func (s Spec) override(o config.JobOverride) Spec {
 	return s
 }
 
-// Registry holds the specs and workers of every job kind a process knows.
+// Entry is a registered kind with its effective spec (defaults and the
+// config's [jobs.KIND] override applied).
+type Entry struct {
+	// Kind is the River job kind, from the Args type's Kind(): snake_case
+	// and stable, it is stored with every job.
+	Kind string
+	Spec
+}
+
+// Registry holds the specs and workers of every job kind a process knows,
+// and what the kinds asked for besides their workers: built-in cron
+// entries and ingest hooks (see wiring.go).
 type Registry struct {
 	specs     map[string]Spec
 	overrides map[string]config.JobOverride
 	workers   *river.Workers
+	wiring
 }
 
 // NewRegistry makes an empty registry; overrides come from config [jobs.KIND].
@@ -64,19 +77,21 @@ func NewRegistry(overrides map[string]config.JobOverride) *Registry {
 	return &Registry{specs: map[string]Spec{}, overrides: overrides, workers: river.NewWorkers()}
 }
 
-// Add registers a worker under its spec, with the config's override applied.
-// It panics on a wiring mistake (a kind added twice, or a spec whose kind is
-// not the worker's), which main finds at boot.
+// Add registers a worker under its spec, for the kind its Args name
+// (T's Kind(), on the zero value: give Kind a value receiver), with the
+// config's override applied. It panics on a wiring mistake (a kind added
+// twice, an empty kind), which main finds at boot.
 func Add[T river.JobArgs](r *Registry, spec Spec, w river.Worker[T]) {
 	var args T
-	if spec.Kind != args.Kind() {
-		panic(fmt.Sprintf("jobs: spec kind %q does not match args kind %q", spec.Kind, args.Kind()))
+	kind := args.Kind()
+	if kind == "" {
+		panic(fmt.Sprintf("jobs: args type %T has an empty Kind()", args))
 	}
-	if _, dup := r.specs[spec.Kind]; dup {
-		panic(fmt.Sprintf("jobs: kind %q registered twice", spec.Kind))
+	if _, dup := r.specs[kind]; dup {
+		panic(fmt.Sprintf("jobs: kind %q registered twice", kind))
 	}
-	spec = spec.withDefaults().override(r.overrides[spec.Kind])
-	r.specs[spec.Kind] = spec
+	spec = spec.withDefaults().override(r.overrides[kind])
+	r.specs[kind] = spec
 	river.AddWorker[T](r.workers, &specWorker[T]{Worker: w, spec: spec})
 }
 
@@ -86,9 +101,13 @@ func (r *Registry) Spec(kind string) (Spec, bool) {
 	return s, ok
 }
 
-// Specs lists every registered spec, by kind.
-func (r *Registry) Specs() []Spec {
-	return slices.SortedFunc(maps.Values(r.specs), func(a, b Spec) int { return cmp.Compare(a.Kind, b.Kind) })
+// Specs lists every registered kind with its effective spec, by kind.
+func (r *Registry) Specs() []Entry {
+	out := make([]Entry, 0, len(r.specs))
+	for _, k := range r.kinds() {
+		out = append(out, Entry{Kind: k, Spec: r.specs[k]})
+	}
+	return out
 }
 
 // Workers is the River worker bundle.

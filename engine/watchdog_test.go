@@ -46,7 +46,7 @@ func (w *holdWorker) Work(ctx context.Context, job *river.Job[holdArgs]) error {
 func TestWatchdogRescuesJobsOfDeadWorkers(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		spec := engine.Spec{Kind: "hold", MaxAttempts: 3, Timeout: time.Hour}
+		spec := engine.Spec{MaxAttempts: 3, Timeout: time.Hour}
 
 		// Worker A takes the job and "dies": its heartbeat is an hour old.
 		// With one worker slot, busy holding the job, it cannot fetch the

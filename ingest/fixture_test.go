@@ -95,7 +95,7 @@ func newHookedAge(t *testing.T, s *store.Store, maxAge time.Duration) *hooked {
 	t.Helper()
 	h := &hooked{}
 	reg := engine.NewRegistry(nil)
-	engine.Add(reg, engine.Spec{Kind: "ingest_test_hook"}, &hookWorker{})
+	engine.Add(reg, engine.Spec{}, &hookWorker{})
 	h.client = enginetest.NewClient(t, s, reg, enginetest.Config(), false)
 	h.svc = ingest.New(s, ingest.Hooks{
 		SessionEnded: func(ctx context.Context, tx *sql.Tx, client *engine.Client, sess store.Session) error {

@@ -30,7 +30,8 @@ import (
 // that stored the events (or marked the session idle): enqueue jobs there
 // with client.InsertTx. An error rolls the whole batch back. Nil funcs do
 // nothing. The client is passed in because hooks are built while wiring,
-// before the River client exists.
+// before the River client exists. mull's are jobs.Register's: the job
+// registry's chains (engine.Registry.SessionEnded, AgentError) and client.
 type Hooks struct {
 	// SessionEnded runs once for each session a batch ended (its
 	// session_end was stored) or EndIdle found idle, after the session is
@@ -43,6 +44,11 @@ type Hooks struct {
 	// MaxSessionAge is learn.max_session_age: a session whose last event
 	// is older runs no hook (see learn/history). Zero: no age limit.
 	MaxSessionAge time.Duration
+	// Client, when set, is asked for the client each time a hook runs, so
+	// the hooks can be wired before the client exists: mull passes the job
+	// registry's (engine.Registry.Client, set by engine.NewClient).
+	// UseClient overrides it.
+	Client func() *engine.Client
 }
 
 // Service stores event batches. Build one in main and share it between the
@@ -60,10 +66,9 @@ func New(s *store.Store, hooks Hooks) *Service {
 	return &Service{store: s, hooks: hooks}
 }
 
-// UseClient gives the service the River client its hooks enqueue with.
-// mull builds the service before the client, because the session_idle
-// worker needs it when jobs are registered, so main calls this once, right
-// after engine.NewClient and before the client starts or the API serves.
+// UseClient gives the service the River client its hooks enqueue with,
+// instead of Hooks.Client (tests that build their own client). Call it
+// before the service stores anything.
 func (s *Service) UseClient(c *engine.Client) { s.client = c }
 
 // Result says what a batch changed.
@@ -216,10 +221,11 @@ func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Even
 			if e.Type != events.Error {
 				continue
 			}
-			if err := s.needClient(); err != nil {
+			client, err := s.needClient()
+			if err != nil {
 				return err
 			}
-			if err := s.hooks.AgentError(ctx, tx, s.client, e); err != nil {
+			if err := s.hooks.AgentError(ctx, tx, client, e); err != nil {
 				return fmt.Errorf("ingest: agent error hook for event %s: %w", e.ID, err)
 			}
 		}
@@ -236,20 +242,25 @@ func (s *Service) sessionEnded(ctx context.Context, tx *sql.Tx, sess store.Sessi
 	if s.hooks.SessionEnded == nil {
 		return nil
 	}
-	if err := s.needClient(); err != nil {
+	client, err := s.needClient()
+	if err != nil {
 		return err
 	}
-	if err := s.hooks.SessionEnded(ctx, tx, s.client, sess); err != nil {
+	if err := s.hooks.SessionEnded(ctx, tx, client, sess); err != nil {
 		return fmt.Errorf("ingest: session ended hook for %s: %w", sess.ID, err)
 	}
 	return nil
 }
 
-func (s *Service) needClient() error {
-	if s.client == nil {
-		return errors.New("ingest: hooks need a River client and none was given (call UseClient while wiring)")
+func (s *Service) needClient() (*engine.Client, error) {
+	c := s.client
+	if c == nil && s.hooks.Client != nil {
+		c = s.hooks.Client()
 	}
-	return nil
+	if c == nil {
+		return nil, errors.New("ingest: hooks need a River client and none exists yet (build it with engine.NewClient over the hooks' registry, or call UseClient)")
+	}
+	return c, nil
 }
 
 // firstOfEachID drops later events whose id the batch already holds.

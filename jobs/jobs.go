@@ -1,15 +1,54 @@
-// Package jobs registers every job kind mull works. Each kind lives in its
-// own package under jobs/, holding its Args, Spec and Worker.
+// Package jobs registers every job kind mull works, and is the one place
+// that does: Register adds each kind's worker, and hands back what the rest
+// of the process needs from the kinds (the ingest service whose hooks are
+// theirs, and the built-in cron entries they declared). Each kind lives in
+// its own package under jobs/ (or workflows/), holding its Args, Spec and
+// Worker, and declaring there what else it needs.
+//
+// # Adding a job kind
+//
+// A kind is one package plus one line here. Make a package jobs/<name>
+// holding:
+//
+//   - Args, with a value-receiver Kind() returning the kind: snake_case and
+//     stable (it is stored with every job). This is the only place the
+//     kind is spelled: engine.Add reads it from the Args type, and the
+//     registry's lookups (Spec, Specs, cron entries) derive from it.
+//   - Spec, an engine.Spec: queue, attempts, backoff, timeout, priority;
+//     LLM when the kind calls DeepSeek (it then pauses without a key).
+//   - Worker, a river.Worker[Args].
+//   - When the kind needs more than its worker, a Register(reg, ...) func
+//     that calls engine.Add and declares the rest on the registry:
+//     reg.Cron(name, schedule, Args{}) for a built-in periodic job, and
+//     reg.OnSessionEnded(hook) or reg.OnAgentError(hook) for what storing
+//     events should enqueue (inside the ingest transaction, with
+//     client.InsertTx). A kind package never imports jobs.
+//
+// Then add ONE line to Register below, building the worker from Deps:
+// engine.Add(reg, name.Spec, &name.Worker{...}), or name.Register(reg, ...)
+// for a kind with cron entries or hooks. Config keys are in Deps.Config;
+// add a Deps field only for a dependency no kind had before.
+//
+// Test the kind in its package, on SQLite and Postgres (storetest.Each),
+// and add it to allKinds in jobs_test.go (its cron entry or hooks to
+// TestRegister's expectations): TestRegister checks that every kind has a
+// spec and a worker, and that the cron entries and hooks reach the app
+// through Register and nothing else.
+//
+// Hooks run in the order Register adds them: the retros' before
+// consolidation's, so a session's retro is enqueued before the
+// consolidation it may trigger.
 package jobs
 
 import (
 	"log/slog"
-	"time"
 
 	"github.com/mullhq/mull/budget"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/budgetsweep"
+	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/jobs/retroerror"
@@ -19,6 +58,7 @@ import (
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/workflows"
 )
 
 // Deps are what job workers are built from.
@@ -27,29 +67,55 @@ type Deps struct {
 	Logger *slog.Logger
 	LLM    *llm.Client
 	Ledger *budget.Ledger
-	// Ingest stores events and ends idle sessions.
-	Ingest *ingest.Service
-	// IdleTimeout is ingest.idle_timeout: how long a session may stay
-	// silent before session_idle ends it.
-	IdleTimeout time.Duration
-	// MemoryScope is config memory.scope: under "both" the retro jobs
-	// promote each workspace's best memories to the global library.
-	MemoryScope string
-	// RetroCaps bound the retros' excerpts (config retro.excerpt).
-	RetroCaps retro.Caps
+	// Runner runs the workflows (consolidation's steps, the demo).
+	Runner *workflows.Runner
+	// Config is the loaded configuration (with defaults): each kind reads
+	// its own keys from it.
+	Config config.Config
 }
 
-// Register adds every job kind's worker to the registry.
-func Register(reg *engine.Registry, d Deps) {
+// Wiring is what Register hands back to the process.
+type Wiring struct {
+	// Ingest stores event batches (the API, the importer) and ends idle
+	// sessions (session_idle); its hooks are Hooks.
+	Ingest *ingest.Service
+	// Hooks are every kind's ingest hooks, chained in registration order.
+	// They enqueue with the first client engine.NewClient builds over the
+	// registry, looked up when they run, so they can exist before it.
+	Hooks ingest.Hooks
+	// Cron are the built-in periodic jobs the kinds declared: pass them as
+	// engine.ClientOptions.Builtin.
+	Cron []config.Cron
+}
+
+// Register adds every job kind's worker to the registry, with what each
+// kind declared besides (cron entries, ingest hooks), and returns the
+// wiring built from them.
+func Register(reg *engine.Registry, d Deps) Wiring {
+	cfg := d.Config
+	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError,
+		MaxSessionAge: cfg.Learn.MaxSessionAge.D(), Client: reg.Client}
+	svc := ingest.New(d.Store, hooks)
+	scope, caps := memory.Scope(cfg.Memory.Scope), RetroCaps(cfg.Retro.Excerpt)
+
+	workflows.Register(reg, d.Runner)
 	engine.Add(reg, probe.Spec, &probe.Worker{})
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
-	engine.Add(reg, budgetsweep.Spec, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(),
+	budgetsweep.Register(reg, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(),
 		KeepPrompts: d.LLM.KeepPrompts(), Logger: d.Logger})
-	scope := memory.Scope(d.MemoryScope)
-	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})
-	engine.Add(reg, retroerror.Spec, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: d.RetroCaps})
-	if d.Ingest == nil || d.IdleTimeout <= 0 {
-		panic("jobs: Deps.Ingest and Deps.IdleTimeout are required (session_idle)")
-	}
-	engine.Add(reg, sessionidle.Spec, &sessionidle.Worker{Ingest: d.Ingest, Idle: d.IdleTimeout, Logger: d.Logger})
+	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps})
+	retroerror.Register(reg, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps},
+		&retroerror.Hook{Store: d.Store, Logger: d.Logger.With("component", "retro_error"), Rules: retroerror.Rules{
+			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
+	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})
+	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
+		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
+
+	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
+}
+
+// RetroCaps are the retros' excerpt caps from config retro.excerpt.
+func RetroCaps(e config.Excerpt) retro.Caps {
+	return retro.Caps{Errors: e.Errors, ToolFailures: e.ToolFailures, Feedback: e.Feedback,
+		Transcript: e.Transcript, MaxChars: e.MaxChars, ItemChars: e.ItemChars}
 }

@@ -29,9 +29,13 @@ type ConsolidateState struct {
 	// and LastNote what it decided.
 	LastJobID int64
 	LastNote  string
+	// LastRunID is the run LastNote is about: the one the last planner
+	// started or the derive step last finished; "" when the planner
+	// skipped.
+	LastRunID string
 }
 
-const consolidateColumns = `workspace, watermark, sessions_since, run_id, last_started_at, last_finished_at, last_counts, last_job_id, last_note`
+const consolidateColumns = `workspace, watermark, sessions_since, run_id, last_started_at, last_finished_at, last_counts, last_job_id, last_note, last_run_id`
 
 // LockConsolidateState reads a workspace's state, creating it empty when
 // missing, and on Postgres locks its row until tx ends, so the session-end
@@ -89,12 +93,13 @@ func (s *Store) PutConsolidateState(ctx context.Context, tx *sql.Tx, st Consolid
 	if st.LastCounts == "" {
 		st.LastCounts = "{}"
 	}
-	_, err := tx.ExecContext(ctx, `insert into consolidate_state (`+consolidateColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+	_, err := tx.ExecContext(ctx, `insert into consolidate_state (`+consolidateColumns+`) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		on conflict (workspace) do update set watermark = excluded.watermark, sessions_since = excluded.sessions_since,
 		run_id = excluded.run_id, last_started_at = excluded.last_started_at, last_finished_at = excluded.last_finished_at,
-		last_counts = excluded.last_counts, last_job_id = excluded.last_job_id, last_note = excluded.last_note`,
+		last_counts = excluded.last_counts, last_job_id = excluded.last_job_id, last_note = excluded.last_note,
+		last_run_id = excluded.last_run_id`,
 		st.Workspace, st.Watermark, st.SessionsSince, st.RunID, nullTime(st.LastStartedAt), nullTime(st.LastFinishedAt), st.LastCounts,
-		st.LastJobID, st.LastNote)
+		st.LastJobID, st.LastNote, st.LastRunID)
 	if err != nil {
 		return fmt.Errorf("write consolidate state of %q: %w", st.Workspace, err)
 	}
@@ -143,7 +148,7 @@ func (s *Store) MemoriesByID(ctx context.Context, q querier, ids []int64) ([]Mem
 func scanConsolidateState(row scanner) (ConsolidateState, error) {
 	var st ConsolidateState
 	var started, finished sql.NullTime
-	if err := row.Scan(&st.Workspace, &st.Watermark, &st.SessionsSince, &st.RunID, &started, &finished, &st.LastCounts, &st.LastJobID, &st.LastNote); err != nil {
+	if err := row.Scan(&st.Workspace, &st.Watermark, &st.SessionsSince, &st.RunID, &started, &finished, &st.LastCounts, &st.LastJobID, &st.LastNote, &st.LastRunID); err != nil {
 		return st, err
 	}
 	if started.Valid {

@@ -13,9 +13,14 @@ import (
 // too: Start refuses step kinds it was not told about, and River refuses to
 // insert kinds without a worker. Step kinds of real workflows are added with
 // AddStep by their own packages.
+//
+// workflow_reconcile runs from a built-in cron entry every minute: it fails
+// runs whose step jobs died where no step code could record it (a worker
+// killed on a last attempt, an operator's cancel in River UI).
 func Register(reg *engine.Registry, r *Runner) {
 	AddStep(reg, r, DemoSpec, demoStep)
 	engine.Add(reg, ReconcileSpec, &reconcileWorker{r: r})
+	reg.Cron("workflow-reconcile", "@every 1m", ReconcileArgs{})
 }
 
 // DemoArgs are the args of one demo step.
@@ -38,7 +43,7 @@ type DemoOutput struct {
 // DemoSpec: enough attempts to survive a crash test that kills the worker
 // mid-step several times (a killed attempt counts), and a timeout well above
 // the longest work Demo accepts.
-var DemoSpec = engine.Spec{Kind: "demo_step", Queue: "default", MaxAttempts: 10, Backoff: time.Second, Timeout: 2 * time.Minute}
+var DemoSpec = engine.Spec{Queue: "default", MaxAttempts: 10, Backoff: time.Second, Timeout: 2 * time.Minute}
 
 // demoMaxWork keeps demo work under DemoSpec's timeout.
 const demoMaxWork = time.Minute

@@ -110,7 +110,7 @@ type ReconcileArgs struct{}
 func (ReconcileArgs) Kind() string { return "workflow_reconcile" }
 
 // ReconcileSpec runs the sweep on the maintenance queue, away from real work.
-var ReconcileSpec = engine.Spec{Kind: "workflow_reconcile", Queue: "maintenance", MaxAttempts: 3, Timeout: 5 * time.Minute}
+var ReconcileSpec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Timeout: 5 * time.Minute}
 
 // reconcileWorker works workflow_reconcile jobs.
 type reconcileWorker struct {

@@ -92,7 +92,8 @@ func (a stepArgs[T]) Kind() string { return a.Args.Kind() }
 // only as a workflow step; it panics like engine.Add on a wiring mistake.
 func AddStep[T river.JobArgs](reg *engine.Registry, r *Runner, spec engine.Spec, fn StepFunc[T]) {
 	engine.Add(reg, spec, &stepWorker[T]{r: r, fn: fn})
-	r.kinds[spec.Kind] = true
+	var args T
+	r.kinds[args.Kind()] = true
 }
 
 // stepWorker is the River worker of one step kind. It holds only what needs

@@ -32,7 +32,7 @@ type calcArgs struct {
 
 func (calcArgs) Kind() string { return "test_calc" }
 
-var calcSpec = engine.Spec{Kind: "test_calc", MaxAttempts: 2, Backoff: 10 * time.Millisecond, Timeout: 30 * time.Second}
+var calcSpec = engine.Spec{MaxAttempts: 2, Backoff: 10 * time.Millisecond, Timeout: 30 * time.Second}
 
 // markerArgs is a plain job a step's Apply inserts, to see which of its
 // transactions committed.
@@ -94,7 +94,7 @@ func newEnv(t *testing.T, s *store.Store, fn workflows.StepFunc[calcArgs], work 
 	t.Helper()
 	e := &env{s: s, r: workflows.New(s, enginetest.Logger()), reg: engine.NewRegistry(nil)}
 	workflows.AddStep(e.reg, e.r, calcSpec, fn)
-	engine.Add(e.reg, engine.Spec{Kind: "test_marker"}, &markerWorker{})
+	engine.Add(e.reg, engine.Spec{}, &markerWorker{})
 	workflows.Register(e.reg, e.r)
 	if work {
 		e.client = enginetest.Start(t, s, e.reg, enginetest.Config())

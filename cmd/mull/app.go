@@ -2,35 +2,19 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
-	"slices"
 
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
-	"github.com/mullhq/mull/jobs/consolidate"
-	"github.com/mullhq/mull/jobs/retroerror"
-	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
 )
-
-// builtinCron are periodic jobs every worker runs whatever the config says.
-var builtinCron = []config.Cron{
-	// Fails runs whose step jobs died where no step code could record it
-	// (a worker killed on a last attempt, an operator's cancel in River UI).
-	{Name: "workflow-reconcile", Kind: "workflow_reconcile", Schedule: "@every 1m", Args: "{}"},
-	// Releases budget reservations a dead process never settled.
-	{Name: "budget-sweep", Kind: "budget_sweep", Schedule: "@every 5m", Args: "{}"},
-	// Ends sessions silent past ingest.idle_timeout, running their end hooks.
-	{Name: "session-idle", Kind: "session_idle", Schedule: "@every 1m", Args: "{}"},
-}
 
 // app is everything a command builds from the config.
 type app struct {
@@ -47,6 +31,9 @@ type app struct {
 	ingest *ingest.Service
 	// memories is the memory store's service, for the API and the CLI.
 	memories *memories.Service
+	// builtin are the periodic jobs every worker runs whatever the config
+	// says: what the job kinds declared (jobs.Register).
+	builtin []config.Cron
 }
 
 // appMode says how much of mull a command needs.
@@ -118,70 +105,25 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	}
 	a.reg = engine.NewRegistry(a.cfg.Jobs)
 	a.runner = workflows.New(a.store, a.log)
-	workflows.Register(a.reg, a.runner)
 	var err error
 	if a.ledger, err = budget.New(a.store, a.cfg.Budget, budget.WithLogger(a.log.With("component", "budget"))); err != nil {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
-	// One hook spaces a session's retros: its session retro (which folds
-	// in an error retro due at its end) and its error retros.
-	retros := &retroerror.Hook{Store: a.store, Logger: a.log.With("component", "retro_error"), Rules: retroerror.Rules{
-		Debounce: a.cfg.Retro.ErrorDelay.D(), MinGap: a.cfg.Retro.ErrorMinGap.D(), MaxPerSession: a.cfg.Retro.ErrorMaxPerSession,
-	}}
-	a.ingest = ingest.New(a.store, ingest.Hooks{
-		SessionEnded: sessionEnded(retros.SessionEnded,
-			(&consolidate.Hook{Store: a.store, Settings: consolidate.SettingsFrom(a.cfg.Consolidate)}).SessionEnded),
-		AgentError:    retros.AgentError,
-		MaxSessionAge: a.cfg.Learn.MaxSessionAge.D(),
-	})
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest)
-	consolidate.Register(a.reg, consolidate.Deps{Store: a.store, LLM: a.llm, Runner: a.runner,
-		Logger: a.log.With("component", "consolidate"), Settings: consolidate.SettingsFrom(a.cfg.Consolidate)})
-	jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Ingest: a.ingest, IdleTimeout: a.cfg.Ingest.IdleTimeout.D(), MemoryScope: a.cfg.Memory.Scope,
-		RetroCaps: retroCaps(a.cfg.Retro.Excerpt)})
+	// Every job kind, with its cron entries and ingest hooks. The ingest
+	// service's hooks enqueue with the client built below, over a.reg.
+	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
+		Runner: a.runner, Config: a.cfg})
+	a.ingest, a.builtin = w.Ingest, w.Cron
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
-		Config: a.cfg, Logger: a.log, Work: mode == work,
-		Builtin: a.builtinCron(),
+		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: a.builtin,
 	})
-	if err != nil {
-		return err
-	}
-	// The service was built before the client (its worker is registered
-	// above); its hooks enqueue with this client.
-	a.ingest.UseClient(a.client)
-	return nil
-}
-
-// builtinCron is what every worker runs besides the config's [[cron]]:
-// the maintenance jobs and, unless consolidate.schedule is "off", the
-// nightly consolidation sweep.
-func (a *app) builtinCron() []config.Cron {
-	return append(slices.Clone(builtinCron), consolidate.Cron(a.cfg.Consolidate)...)
+	return err
 }
 
 func (a *app) close() {
 	if a.store != nil {
 		_ = a.store.Close()
 	}
-}
-
-// sessionEnded runs several session-end hooks in order, in the ingest
-// transaction: the first error rolls the batch back.
-func sessionEnded(hooks ...func(context.Context, *sql.Tx, *engine.Client, store.Session) error) func(context.Context, *sql.Tx, *engine.Client, store.Session) error {
-	return func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session) error {
-		for _, h := range hooks {
-			if err := h(ctx, tx, client, s); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// retroCaps are the retros' excerpt caps from config retro.excerpt.
-func retroCaps(e config.Excerpt) retro.Caps {
-	return retro.Caps{Errors: e.Errors, ToolFailures: e.ToolFailures, Feedback: e.Feedback,
-		Transcript: e.Transcript, MaxChars: e.MaxChars, ItemChars: e.ItemChars}
 }

@@ -145,7 +145,7 @@ func runConsolidate(ctx context.Context, g *globals, a *app, ws string, asJSON, 
 		return err
 	}
 	out.Note = st.LastNote
-	runID := noteRunID(st.LastNote)
+	runID := st.LastRunID
 	if st.LastJobID != job.ID || runID == "" {
 		out.Status = "skipped"
 		fmt.Fprintln(progress, st.LastNote)
@@ -178,18 +178,6 @@ func runConsolidate(ctx context.Context, g *globals, a *app, ws string, asJSON, 
 		out.Note = st.LastNote
 	}
 	return finishConsolidate(g, out, asJSON, nil)
-}
-
-// noteRunID is the run id in a planner's or derive step's note ("started
-// run wf_…: …", "finished run wf_…: …"), or "".
-func noteRunID(note string) string {
-	for _, p := range []string{"started run ", "finished run "} {
-		if rest, ok := strings.CutPrefix(note, p); ok {
-			id, _, _ := strings.Cut(rest, ":")
-			return id
-		}
-	}
-	return ""
 }
 
 // followRun polls a workflow run until it is no longer running, printing
@@ -318,8 +306,8 @@ func consolidateDryRun(ctx context.Context, g *globals, a *app, ws string, asJSO
 		byID[m.ID] = m
 	}
 	mergeable := slices.DeleteFunc(slices.Clone(all), func(m memory.Memory) bool { return m.Kind.SleepTime() })
-	p := dryRunPlan{Workspace: ws, Memories: len(mergeable), Since: st.Watermark, New: consolidate.CountNew(all, st.Watermark)}
-	clusters, chunks := consolidate.Candidates(all, byID, st.Watermark, a.cfg.Consolidate.ChunkChars, a.store.Now())
+	p := dryRunPlan{Workspace: ws, Memories: len(mergeable), Since: st.Watermark, New: rules.CountNew(all, st.Watermark)}
+	clusters, chunks := rules.Candidates(all, byID, st.Watermark, a.cfg.Consolidate.ChunkChars, a.store.Now())
 	p.Chunks = len(chunks)
 	chars := 0
 	for _, c := range chunks {

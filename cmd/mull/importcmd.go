@@ -18,6 +18,7 @@ import (
 
 	"github.com/mullhq/mull/dshimport"
 	"github.com/mullhq/mull/events"
+	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
@@ -173,8 +174,8 @@ func (s *sessionSet) ids() []string {
 // fixed prompt, a full library and a full excerpt) plus its max_tokens,
 // every prompt token a cache miss, at the price of now.
 func retroEstimate(a *app, now time.Time) (tokens, nanoUSD int64) {
-	m := a.cfg.LLM.ForKind(retrosession.Spec.Kind)
-	caps := retroCaps(a.cfg.Retro.Excerpt).WithDefaults()
+	m := a.cfg.LLM.ForKind(retrosession.Args{}.Kind())
+	caps := jobs.RetroCaps(a.cfg.Retro.Excerpt).WithDefaults()
 	full := retro.Library{Text: strings.Repeat("x", retro.MaxLibraryRunes)}
 	prompt := llm.EstimatePromptTokens(retrosession.Messages(full, strings.Repeat("x", caps.MaxChars)))
 	maxTokens := int64(m.MaxTokens)
@@ -228,7 +229,7 @@ func learnImported(ctx context.Context, g *globals, a *app, ids []string, yes bo
 	tokens, nano := retroEstimate(a, time.Now())
 	n := int64(len(sessions))
 	fmt.Fprintf(g.stdout, "learn: %d sessions, one retro each: at most %d tokens, at most $%.4f at today's prices (model %s)\n",
-		n, n*tokens, float64(n*nano)/1e9, a.cfg.LLM.ForKind(retrosession.Spec.Kind).Model)
+		n, n*tokens, float64(n*nano)/1e9, a.cfg.LLM.ForKind(retrosession.Args{}.Kind()).Model)
 	if !yes {
 		fmt.Fprint(g.stdout, "run these retros? [y/N] ")
 		line, _ := bufio.NewReader(importStdin).ReadString('\n')

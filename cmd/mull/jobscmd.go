@@ -64,7 +64,7 @@ with their next run, when no --state or --kind is given.`,
 				return fmt.Errorf("list jobs: %w", err)
 			}
 			if asJSON {
-				return printJSON(g, map[string]any{"jobs": nonNil(res.Jobs), "cron": cronRows(a.builtinCron(), a.cfg.Cron)})
+				return printJSON(g, map[string]any{"jobs": nonNil(res.Jobs), "cron": cronRows(a.builtin, a.cfg.Cron)})
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
 			fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tSCHEDULED\tARGS")
@@ -77,7 +77,7 @@ with their next run, when no --state or --kind is given.`,
 			}
 			fmt.Fprintf(g.stdout, "%d jobs\n", len(res.Jobs))
 			if len(states) == 0 && kind == "" {
-				printCron(g, a.builtinCron(), a.cfg.Cron)
+				printCron(g, a.builtin, a.cfg.Cron)
 			}
 			return nil
 		},

@@ -226,16 +226,13 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 	return nil
 }
 
-// llmKinds are the job kinds that call DeepSeek.
-var llmKinds = []string{"retro_session", "retro_error", "consolidate_merge", "consolidate_derive", "llm_probe"}
-
-// llmQueues are the queues the LLM kinds run on (llm, unless [jobs.*]
-// moved them).
+// llmQueues are the queues the kinds that call DeepSeek (Spec.LLM) run on
+// (llm, unless [jobs.*] moved them).
 func llmQueues(a *app) []string {
 	var qs []string
-	for _, k := range llmKinds {
-		if spec, ok := a.reg.Spec(k); ok && !slices.Contains(qs, spec.Queue) {
-			qs = append(qs, spec.Queue)
+	for _, e := range a.reg.Specs() {
+		if e.LLM && !slices.Contains(qs, e.Queue) {
+			qs = append(qs, e.Queue)
 		}
 	}
 	slices.Sort(qs)

@@ -25,7 +25,14 @@ type Args struct{}
 func (Args) Kind() string { return "budget_sweep" }
 
 // Spec: maintenance work, retried quickly.
-var Spec = engine.Spec{Kind: "budget_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
+var Spec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
+
+// Register adds budget_sweep and its built-in cron entry: every process
+// that works jobs sweeps every 5 minutes, whatever the config says.
+func Register(reg *engine.Registry, w *Worker) {
+	engine.Add(reg, Spec, w)
+	reg.Cron("budget-sweep", "@every 5m", Args{})
+}
 
 // Worker releases expired reservations and marks lost calls.
 type Worker struct {

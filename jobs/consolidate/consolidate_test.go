@@ -106,12 +106,19 @@ func (e *env) run(t testing.TB, args consolidate.Args) (store.ConsolidateState, 
 		t.Fatalf("state's last job %d, want %d", st.LastJobID, res.Job.ID)
 	}
 	// The derive step may have replaced "started run X: …" with
-	// "finished run X: …" already.
-	if !strings.HasPrefix(st.LastNote, "started run ") && !strings.HasPrefix(st.LastNote, "finished run ") {
+	// "finished run X: …" already; either way last_run_id is X, and it is
+	// empty when the planner skipped.
+	noted := ""
+	if strings.HasPrefix(st.LastNote, "started run ") || strings.HasPrefix(st.LastNote, "finished run ") {
+		noted = strings.TrimSuffix(strings.Fields(st.LastNote)[2], ":")
+	}
+	if st.LastRunID != noted {
+		t.Fatalf("last_run_id %q, but the note %q names %q", st.LastRunID, st.LastNote, noted)
+	}
+	if st.LastRunID == "" {
 		return st, nil
 	}
-	runID := strings.TrimSuffix(strings.Fields(st.LastNote)[2], ":")
-	return e.waitRun(t, runID)
+	return e.waitRun(t, st.LastRunID)
 }
 
 func (e *env) waitRun(t testing.TB, runID string) (store.ConsolidateState, *consolidate.Counts) {
@@ -144,6 +151,9 @@ func (e *env) waitRun(t testing.TB, runID string) (store.ConsolidateState, *cons
 	st, _, err := e.s.GetConsolidateState(ctx, e.s.DB, ws)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if st.LastRunID != runID || !strings.HasPrefix(st.LastNote, "finished run "+runID+":") {
+		t.Fatalf("after run %s: last_run_id %q, note %q", runID, st.LastRunID, st.LastNote)
 	}
 	var c consolidate.Counts
 	if err := json.Unmarshal([]byte(st.LastCounts), &c); err != nil {
@@ -450,7 +460,7 @@ func TestConsolidateCountsFailedCalls(t *testing.T) {
 		ctx := context.Background()
 		e := setup(t, s, consolidate.Settings{})
 		if err := e.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{
-			{Kind: consolidate.MergeSpec.Kind, Times: 1, Fault: fakeds.FaultServerError, Message: "first merge fails"},
+			{Kind: consolidate.MergeArgs{}.Kind(), Times: 1, Fault: fakeds.FaultServerError, Message: "first merge fails"},
 		}}); err != nil {
 			t.Fatal(err)
 		}

@@ -30,8 +30,8 @@ func TestConsolidateOutputPassesTheGate(t *testing.T) {
 		})
 		e := setup(t, s, consolidate.Settings{})
 		if err := e.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{
-			{Kind: consolidate.MergeSpec.Kind, Response: &fakeds.Response{Content: string(merge)}},
-			{Kind: consolidate.DeriveSpec.Kind, Response: &fakeds.Response{Content: string(derive)}},
+			{Kind: consolidate.MergeArgs{}.Kind(), Response: &fakeds.Response{Content: string(merge)}},
+			{Kind: consolidate.DeriveArgs{}.Kind(), Response: &fakeds.Response{Content: string(derive)}},
 		}}); err != nil {
 			t.Fatal(err)
 		}

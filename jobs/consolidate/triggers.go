@@ -10,8 +10,8 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
-	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	rules "github.com/mullhq/mull/learn/consolidate"
 	"github.com/mullhq/mull/store"
 )
 
@@ -23,16 +23,7 @@ type SweepArgs struct{}
 func (SweepArgs) Kind() string { return "consolidate_sweep" }
 
 // SweepSpec: quick, on the maintenance queue.
-var SweepSpec = engine.Spec{Kind: "consolidate_sweep", Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
-
-// Cron is the sweep's periodic entry for a config: none when the schedule
-// is "off".
-func Cron(c config.Consolidate) []config.Cron {
-	if c.Off() {
-		return nil
-	}
-	return []config.Cron{{Name: "consolidate-sweep", Kind: SweepSpec.Kind, Schedule: c.Schedule, Args: "{}"}}
-}
+var SweepSpec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: time.Minute, Timeout: time.Minute}
 
 // Sweep works consolidate_sweep jobs.
 type Sweep struct {
@@ -64,7 +55,7 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 				if err != nil {
 					return err
 				}
-				if !Due(st, busy, now, d.Settings.Cooldown) {
+				if !rules.Due(st.LastStartedAt, busy, now, d.Settings.Cooldown) {
 					continue
 				}
 			}
@@ -81,15 +72,6 @@ func (s *Sweep) Work(ctx context.Context, job *river.Job[SweepArgs]) error {
 	}
 	d.Logger.Info("consolidate sweep", "job_id", job.ID, "enqueued", n)
 	return nil
-}
-
-// Due reports whether a workspace may start a run now that is not asked
-// for by hand: none in flight (inFlight) and its cooldown over.
-func Due(st store.ConsolidateState, inFlight bool, now time.Time, cooldown time.Duration) bool {
-	if inFlight {
-		return false
-	}
-	return st.LastStartedAt.IsZero() || !now.Before(st.LastStartedAt.Add(cooldown))
 }
 
 // running reports whether the state's run is still running. A run that
@@ -132,7 +114,7 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 	if err != nil {
 		return err
 	}
-	if st.SessionsSince >= set.AfterSessions && Due(st, busy, now, set.Cooldown) {
+	if rules.SessionsDue(st.SessionsSince, set.AfterSessions, rules.Due(st.LastStartedAt, busy, now, set.Cooldown)) {
 		if _, err := client.InsertTx(ctx, tx, Args{Workspace: s.Workspace, Reason: ReasonSessions},
 			&river.InsertOpts{ScheduledAt: now.Add(set.TriggerDelay)}); err != nil {
 			return fmt.Errorf("enqueue consolidate of %q: %w", s.Workspace, err)

@@ -28,7 +28,7 @@ func (Args) Kind() string { return "llm_probe" }
 
 // Spec: the llm queue, a few attempts a short while apart, and a timeout
 // above the client's call deadline.
-var Spec = engine.Spec{Kind: "llm_probe", Queue: "llm", MaxAttempts: 3, Backoff: 5 * time.Second, Timeout: 10 * time.Minute}
+var Spec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 3, Backoff: 5 * time.Second, Timeout: 10 * time.Minute}
 
 // Prompt is the fixed part of the probe's prompt, first and byte-identical
 // across calls so DeepSeek's prefix cache serves it.

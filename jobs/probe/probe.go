@@ -25,7 +25,7 @@ func (Args) Kind() string { return "probe" }
 
 // Spec: two attempts a second apart, so a failing probe reaches the dead
 // letters quickly.
-var Spec = engine.Spec{Kind: "probe", Queue: "default", MaxAttempts: 2, Backoff: time.Second, Timeout: 30 * time.Second}
+var Spec = engine.Spec{Queue: "default", MaxAttempts: 2, Backoff: time.Second, Timeout: 30 * time.Second}
 
 // Worker works probes.
 type Worker struct {

@@ -47,7 +47,7 @@ func (Args) InsertOpts() river.InsertOpts {
 
 // Spec: as retro_session's, the llm queue; 5 attempts 30 minutes apart
 // (config [jobs.retro_error] overrides), then the dead letters.
-var Spec = engine.Spec{Kind: "retro_error", Queue: "llm", MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
+var Spec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
 
 // Rules space a session's error retros.
 type Rules struct {
@@ -77,6 +77,16 @@ func (r Rules) Decide(count int, last, now time.Time) (at time.Time, ok bool) {
 		}
 	}
 	return at, true
+}
+
+// Register adds retro_error and the ingest hooks of both retros: h's
+// AgentError schedules error retros, and its SessionEnded the session's
+// retro_session (whose worker retrosession's Spec registers), spaced from
+// the error retros.
+func Register(reg *engine.Registry, w *Worker, h *Hook) {
+	engine.Add(reg, Spec, w)
+	reg.OnAgentError(h.AgentError)
+	reg.OnSessionEnded(h.SessionEnded)
 }
 
 // Hook schedules retro_error jobs from ingest (ingest.Hooks.AgentError).

@@ -50,7 +50,7 @@ func (Args) InsertOpts() river.InsertOpts {
 
 // Spec: the llm queue; the seed's 5 attempts 30 minutes apart (config
 // [jobs.retro_session] overrides), then the dead letters.
-var Spec = engine.Spec{Kind: "retro_session", Queue: "llm", MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
+var Spec = engine.Spec{Queue: "llm", LLM: true, MaxAttempts: 5, Backoff: 30 * time.Minute, Timeout: 10 * time.Minute}
 
 // SessionEnded is the ingest.Hooks.SessionEnded that enqueues a
 // retro_session job, in the ingest transaction, when a primary session ends

@@ -22,7 +22,13 @@ type Args struct{}
 func (Args) Kind() string { return "session_idle" }
 
 // Spec: maintenance work, retried quickly; the next tick comes soon anyway.
-var Spec = engine.Spec{Kind: "session_idle", Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
+var Spec = engine.Spec{Queue: "maintenance", MaxAttempts: 3, Backoff: 10 * time.Second, Timeout: time.Minute}
+
+// Register adds session_idle and its built-in cron entry, every minute.
+func Register(reg *engine.Registry, w *Worker) {
+	engine.Add(reg, Spec, w)
+	reg.Cron("session-idle", "@every 1m", Args{})
+}
 
 // Worker sweeps for idle sessions.
 type Worker struct {

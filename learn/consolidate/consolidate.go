@@ -3,7 +3,8 @@
 // without comparing every pair, packing them into chunks for the model,
 // the merge and derive prompts' fixed parts, the outputs they must return
 // and how those are checked, and the plan of changes that applying them
-// makes. The seed (002) rewrote whole memory files during sleep and guarded
+// makes, and when a workspace is due a run (Due, Skip, SessionsDue) and
+// what a run starts from (Candidates, CountNew, CountBase). The seed (002) rewrote whole memory files during sleep and guarded
 // compaction with a fidelity rule; mull merges one cluster at a time and
 // guards each merge with KeyContent and Missing, so a merge that drops a
 // number, path, flag or identifier is refused. The derived sections keep

@@ -1,4 +1,4 @@
-package main
+package jobs
 
 import (
 	"testing"
@@ -14,7 +14,7 @@ func TestRetroCapsFromConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := retroCaps(c.Retro.Excerpt); got != retro.DefaultCaps {
+	if got := RetroCaps(c.Retro.Excerpt); got != retro.DefaultCaps {
 		t.Fatalf("default caps %+v, want %+v", got, retro.DefaultCaps)
 	}
 	c, err = config.Load(config.Source{Environ: []string{
@@ -25,7 +25,7 @@ func TestRetroCapsFromConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := retro.Caps{Errors: 1, ToolFailures: 2, Feedback: 3, Transcript: 4, MaxChars: 5000, ItemChars: 600}
-	if got := retroCaps(c.Retro.Excerpt); got != want {
+	if got := RetroCaps(c.Retro.Excerpt); got != want {
 		t.Fatalf("caps %+v, want %+v", got, want)
 	}
 }
