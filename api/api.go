@@ -25,6 +25,7 @@ import (
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/tasks"
 )
 
 // Deps are what the handlers need.
@@ -46,6 +47,9 @@ type Deps struct {
 	// Memories serves the digest, notices and memory tools. Nil: those
 	// routes answer 503.
 	Memories *memories.Service
+	// Tasks opens, closes and reflects on tasks (task_start, task_end,
+	// task_reflect). Nil: those routes answer 503.
+	Tasks *tasks.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -107,6 +111,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesLogin()
 	s.routesReport()
 	s.routesLessons()
+	s.routesTasks()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

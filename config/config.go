@@ -83,6 +83,9 @@ type Config struct {
 
 	// Consolidate configures sleep-time consolidation.
 	Consolidate Consolidate `toml:"consolidate"`
+
+	// Reflection configures task reflection (seed 000).
+	Reflection Reflection `toml:"reflection"`
 }
 
 // Log configures logging.
@@ -197,6 +200,7 @@ func (c Config) WithDefaults() Config {
 	c.Learn = c.Learn.withDefaults()
 	c.Retro = c.Retro.withDefaults()
 	c.Consolidate = c.Consolidate.withDefaults()
+	c.Reflection = c.Reflection.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -256,7 +260,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -111,7 +111,15 @@ func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField)
 						return err
 					}
 				}
-			case reflect.Map, reflect.Pointer:
+			case reflect.Pointer:
+				// A switch whose unset value is not false (a *bool
+				// tagged env:"bool") is settable from text too.
+				if f.Tag.Get("env") == "bool" {
+					if err := fn(key, fv, f); err != nil {
+						return err
+					}
+				}
+			case reflect.Map:
 			default:
 				if err := fn(key, fv, f); err != nil {
 					return err
@@ -144,6 +152,15 @@ func setScalar(v reflect.Value, s string) error {
 		return nil
 	}
 	switch v.Kind() {
+	case reflect.Pointer:
+		if v.Type().Elem().Kind() != reflect.Bool {
+			return fmt.Errorf("cannot be set from text")
+		}
+		b, err := strconv.ParseBool(s)
+		if err != nil {
+			return fmt.Errorf("%q is not true or false", s)
+		}
+		v.Set(reflect.ValueOf(&b))
 	case reflect.Slice:
 		var list []string
 		for item := range strings.SplitSeq(s, ",") {

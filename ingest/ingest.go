@@ -103,28 +103,53 @@ func (s *Service) IngestBatch(ctx context.Context, batch []events.Event, source 
 	if err := events.ValidateBatch(batch, s.store.Now()); err != nil {
 		return Result{}, err
 	}
+	var res Result
+	err := s.store.InTx(ctx, func(tx *sql.Tx) (err error) {
+		res, err = s.ingest(ctx, tx, batch, source)
+		return err
+	})
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+// IngestTx is IngestBatch inside the caller's transaction: the task
+// service stores a task_open or task_close event with the task's own row,
+// so the session exists, its seq advances and the task's window bounds
+// commit together. An error leaves tx for the caller to roll back.
+func (s *Service) IngestTx(ctx context.Context, tx *sql.Tx, batch []events.Event, source string) (Result, error) {
+	if source != store.SourcePush && source != store.SourceImport {
+		return Result{}, fmt.Errorf("ingest: source %q is not %s or %s", source, store.SourcePush, store.SourceImport)
+	}
+	batch = slices.Clone(batch)
+	if err := events.ValidateBatch(batch, s.store.Now()); err != nil {
+		return Result{}, err
+	}
+	return s.ingest(ctx, tx, batch, source)
+}
+
+// ingest stores a validated batch in tx and runs its hooks.
+func (s *Service) ingest(ctx context.Context, tx *sql.Tx, batch []events.Event, source string) (Result, error) {
 	unique := firstOfEachID(batch)
 	bySession := groupBySession(unique)
 	res := Result{Sessions: sortedKeys(bySession)}
-	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
-		inserted, ended, touched, err := s.writeBatch(ctx, tx, unique, bySession, res.Sessions, source)
-		if err != nil {
-			return err
-		}
-		res.Stored, res.Ended = len(inserted), nil
-		for _, sess := range ended {
-			res.Ended = append(res.Ended, sess.ID)
-		}
-		stored := slices.DeleteFunc(slices.Clone(unique), func(e events.Event) bool { return !inserted[e.ID] })
-		live, err := s.liveSessions(ctx, tx, touched, stored, ended, source)
-		if err != nil {
-			return err
-		}
-		stored = slices.DeleteFunc(stored, func(e events.Event) bool { return !live[e.SessionID] })
-		ended = slices.DeleteFunc(ended, func(sess store.Session) bool { return !live[sess.ID] })
-		return s.runHooks(ctx, tx, stored, ended)
-	})
+	inserted, ended, touched, err := s.writeBatch(ctx, tx, unique, bySession, res.Sessions, source)
 	if err != nil {
+		return Result{}, err
+	}
+	res.Stored = len(inserted)
+	for _, sess := range ended {
+		res.Ended = append(res.Ended, sess.ID)
+	}
+	stored := slices.DeleteFunc(slices.Clone(unique), func(e events.Event) bool { return !inserted[e.ID] })
+	live, err := s.liveSessions(ctx, tx, touched, stored, ended, source)
+	if err != nil {
+		return Result{}, err
+	}
+	stored = slices.DeleteFunc(stored, func(e events.Event) bool { return !live[e.SessionID] })
+	ended = slices.DeleteFunc(ended, func(sess store.Session) bool { return !live[sess.ID] })
+	if err := s.runHooks(ctx, tx, stored, ended); err != nil {
 		return Result{}, err
 	}
 	res.Duplicates = len(batch) - res.Stored

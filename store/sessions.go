@@ -174,6 +174,17 @@ func (s *Store) GetSession(ctx context.Context, id string) (Session, error) {
 	return sess, err
 }
 
+// GetSessionIn is GetSession through q, so a caller inside a transaction
+// reads it there (SQLite has one connection: reading through the database
+// while a transaction holds it would wait forever).
+func (s *Store) GetSessionIn(ctx context.Context, q querier, id string) (Session, error) {
+	sess, err := scanSession(q.QueryRowContext(ctx, `select `+sessionColumns+` from sessions where id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return sess, fmt.Errorf("session %s: %w", id, ErrNotFound)
+	}
+	return sess, err
+}
+
 func scanSession(row scanner) (Session, error) {
 	var sess Session
 	var counts string

@@ -328,6 +328,8 @@ type TaskFilter struct {
 	Workspace string
 	// Status is open or one of the outcomes.
 	Status string
+	// Closed keeps tasks with any outcome.
+	Closed bool
 	// Unreflected keeps closed tasks nobody reflected on yet.
 	Unreflected bool
 	// Limit defaults to 100 and is capped at 1000.
@@ -349,6 +351,9 @@ func (s *Store) ListTasks(ctx context.Context, q querier, f TaskFilter) ([]Task,
 	}
 	if f.Status != "" {
 		add("status = $%d", f.Status)
+	}
+	if f.Closed {
+		add("status <> $%d", TaskOpen)
 	}
 	if f.Unreflected {
 		add("status <> $%d and reflected_at is null", TaskOpen)

@@ -94,7 +94,7 @@ func Validate(m Memory) error {
 	case m.Kind == "":
 		return bad("kind", "required")
 	case !knownKind(m.Kind):
-		return bad("kind", "%q is not one of %s", m.Kind, list(Kinds))
+		return bad("kind", "%q is not one of %s, directive, failure", m.Kind, list(Kinds))
 	case m.Kind.SleepTime() && (m.Origin == OriginTool || m.Origin == OriginRetro):
 		return bad("kind", "%s is written by sleep-time consolidation or a human, not by origin %s", m.Kind, m.Origin)
 	case text == "":
@@ -145,9 +145,9 @@ func isLineBreak(r rune) bool {
 	return false
 }
 
-// knownKind reports a kind of Kinds or a structured lesson kind
-// (directive and failure are written only with lesson fields, by
-// learn/lesson's paths, and have no section of their own in Kinds).
+// knownKind: one of Kinds, or a structured lesson kind (directive and
+// failure are the lesson model's; the digest's free-text sections list
+// Kinds and do not show them).
 func knownKind(k Kind) bool {
 	if k.Structured() {
 		return true

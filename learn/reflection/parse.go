@@ -167,13 +167,14 @@ func target(o obj) (int64, error) {
 	return lessonID(o.at("target_id"), o.m["target_id"])
 }
 
+// evidence reads a revise's evidence_task_ids. None at all passes here: the
+// precedent gate (lesson.CheckEvidence) refuses that revise as no_evidence
+// and counts the refusal, so one unsupported revise neither hides from
+// `mull lessons stats` nor costs the rest of the reflection.
 func evidence(o obj) ([]string, error) {
 	arr, err := o.array("evidence_task_ids", MaxEvidenceTasks)
-	if err != nil {
+	if err != nil || len(arr) == 0 {
 		return nil, err
-	}
-	if len(arr) == 0 {
-		return nil, refuse(o.at("evidence_task_ids"), "required for revise: the failed tasks that had the lesson in force")
 	}
 	ids := make([]string, 0, len(arr))
 	for i, v := range arr {

@@ -105,8 +105,6 @@ func TestParseRefusals(t *testing.T) {
 		{"bad target", doc(m{"relation": "repeat", "target_id": "E1x"}), "lessons[0].target_id", "not a lesson id"},
 		{"zero target", doc(m{"relation": "repeat", "target_id": 0}), "lessons[0].target_id", "not a lesson id"},
 		{"revise without target", doc(with(l, "relation", "revise", "evidence_task_ids", a{"task-1"})), "lessons[0].target_id", "required"},
-		{"revise without evidence", doc(with(l, "relation", "revise", "target_id", 9)), "lessons[0].evidence_task_ids", "required for revise"},
-		{"revise with empty evidence", doc(with(l, "relation", "revise", "target_id", 9, "evidence_task_ids", a{})), "lessons[0].evidence_task_ids", "required for revise"},
 		{"evidence not strings", doc(with(l, "relation", "revise", "target_id", 9, "evidence_task_ids", a{"task-1", 7})), "lessons[0].evidence_task_ids[1]", "task id string"},
 		{"evidence twice", doc(with(l, "relation", "revise", "target_id", 9, "evidence_task_ids", a{"task-1", "task-1"})), "lessons[0].evidence_task_ids[1]", "listed twice"},
 		{"revise needs fields", doc(m{"relation": "revise", "target_id": 9, "evidence_task_ids": a{"task-1"}}), "lessons[0].problem", "required for a revise lesson"},
@@ -131,6 +129,22 @@ func TestParseRefusals(t *testing.T) {
 				t.Errorf("error %q does not say %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A revise without evidence is the precedent gate's to refuse (and count),
+// not the schema's.
+func TestParseLeavesMissingEvidenceToTheGate(t *testing.T) {
+	l := newLesson()
+	for _, ev := range []any{nil, a{}} {
+		in := with(l, "relation", "revise", "target_id", 9)
+		if ev != nil {
+			in = with(in, "evidence_task_ids", ev)
+		}
+		r, err := parse(t, doc(in), reflection.Options{})
+		if err != nil || len(r.Lessons[0].EvidenceTaskIDs) != 0 || !r.Lessons[0].Stores() {
+			t.Fatalf("evidence %v: %+v, %v", ev, r, err)
+		}
 	}
 }
 

@@ -1,0 +1,111 @@
+package tasks_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/mullhq/mull/learn/lesson"
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/tasks"
+)
+
+// The check: a revise without evidence, with a succeeded task, with
+// a task whose snapshot lacked the lesson, and with a valid failed task:
+// three refusals each naming its check, one accepted; every refusal is
+// counted, and only the accepted one supersedes its target.
+func TestApplyReviseThroughThePrecedentGate(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f := newFixture(t, s, nil)
+		target := f.lesson("npm install fails")
+		f.closedTask("task-ok", "s0", store.TaskSucceeded, target)
+		f.closedTask("task-other", "s0", store.TaskFailed)
+		f.closedTask("task-bad", "s0", store.TaskFailed, target)
+		cases := []struct {
+			evidence []string
+			check    string
+		}{
+			{nil, lesson.GateNoEvidence},
+			{[]string{"task-ok"}, lesson.GateSucceeded},
+			{[]string{"task-other"}, lesson.GateNotInSnapshot},
+			{[]string{"task-bad"}, ""},
+		}
+		for i, c := range cases {
+			id := "task-r" + string(rune('0'+i))
+			f.closedTask(id, "s1", store.TaskFailed, target)
+			got, err := f.apply(id, doc(revise(target, c.evidence...)), tasks.ByJob)
+			if err != nil {
+				t.Fatalf("%v: %v", c.evidence, err)
+			}
+			r := got.Results[0]
+			if c.check != "" {
+				if !strings.HasPrefix(r.Refused, c.check+": ") || r.ID != 0 || got.LessonsRecorded != 0 {
+					t.Fatalf("%v: %+v, want refused by %s", c.evidence, got, c.check)
+				}
+				if m := f.memory(target); m.State != memory.StateActive {
+					t.Fatalf("%v: a refused revise changed its target: %s", c.evidence, m.State)
+				}
+				continue
+			}
+			if r.Refused != "" || r.ID == 0 || got.LessonsRecorded != 1 {
+				t.Fatalf("valid evidence: %+v", got)
+			}
+			old, rev := f.memory(target), f.memory(r.ID)
+			if old.State != memory.StateSuperseded || old.SupersededBy != r.ID || old.InvalidAt.IsZero() {
+				t.Fatalf("target after the revise: %+v", old)
+			}
+			if rev.TaskID != id || rev.Origin != memory.OriginRetro || rev.Scope != memory.LessonWorkspace || rev.Text != lesson.Line(rev) {
+				t.Fatalf("revised lesson: %+v", rev)
+			}
+		}
+		st, err := s.ReflectionStats(ctx, s.DB, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Proposed["revise"] != 4 || st.Accepted["revise"] != 1 || st.Refusals[lesson.GateNoEvidence] != 1 ||
+			st.Refusals[lesson.GateSucceeded] != 1 || st.Refusals[lesson.GateNotInSnapshot] != 1 || st.LessonsRecorded != 1 {
+			t.Fatalf("stats: %+v", st)
+		}
+	})
+}
+
+// A task is reflected on once: the second Apply is refused and changes
+// nothing.
+func TestApplyOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, nil)
+		f.closedTask("task-1", "s1", store.TaskFailed)
+		l := m{"relation": "new", "kind": "failure", "problem": "go test ./... times out", "avoid": "running the whole suite on 2 cores"}
+		first, err := f.apply("task-1", doc(l), tasks.ByAgent)
+		if err != nil || first.LessonsRecorded != 1 {
+			t.Fatalf("first: %+v %v", first, err)
+		}
+		before := storetest.Dump(t, s)
+		_, err = f.apply("task-1", doc(l, m{"relation": "none"}), tasks.ByJob)
+		var already *tasks.AlreadyReflectedError
+		if !errors.As(err, &already) || already.By != tasks.ByAgent {
+			t.Fatalf("second apply: %v", err)
+		}
+		if after := storetest.Dump(t, s); after != before {
+			t.Fatalf("the refused second apply changed the store:\n%s\nwas\n%s", after, before)
+		}
+		got := f.memory(first.Results[0].ID)
+		if got.Kind != memory.Failure || got.Scope != memory.LessonReflection || got.ScopeSession != "s1" ||
+			got.Origin != memory.OriginTool || got.Src != memory.SrcAgent || got.TaskID != "task-1" {
+			t.Fatalf("stored failure: %+v", got)
+		}
+		// An open task takes no reflection.
+		f.closedTask("task-open", "s1", store.TaskOpen)
+		var conflict *tasks.ConflictError
+		if _, err := f.apply("task-open", doc(), tasks.ByAgent); !errors.As(err, &conflict) {
+			t.Fatalf("open task: %v", err)
+		}
+		if _, err := f.apply("task-none", doc(), tasks.ByAgent); !errors.Is(err, tasks.ErrNotFound) {
+			t.Fatalf("unknown task: %v", err)
+		}
+	})
+}
