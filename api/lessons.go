@@ -86,7 +86,8 @@ func lessonError(w http.ResponseWriter, what string, err error) {
 }
 
 // listLessons is `mull lessons list`: ?session=&workspace= name the viewer,
-// all=true lists every lesson stored.
+// all=true lists every lesson stored; the answer is a memories.LessonView
+// (lessons in force now, the ids the published digest shows).
 func (s *Server) listLessons(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	all, err := strconv.ParseBool(cmp.Or(q.Get("all"), "false"))
@@ -94,12 +95,13 @@ func (s *Server) listLessons(w http.ResponseWriter, r *http.Request) {
 		writeField(w, "all", "want true or false, got "+strconv.Quote(q.Get("all")))
 		return
 	}
-	list, err := s.deps.Memories.Lessons(r.Context(), memories.LessonQuery{Workspace: q.Get("workspace"), Session: q.Get("session"), All: all})
+	v, err := s.deps.Memories.Lessons(r.Context(), memories.LessonQuery{Workspace: q.Get("workspace"), Session: q.Get("session"), All: all})
 	if err != nil {
 		lessonError(w, "list lessons", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"lessons": nonNilList(list)})
+	v.Lessons = nonNilList(v.Lessons)
+	writeJSON(w, http.StatusOK, v)
 }
 
 func nonNilList[T any](s []T) []T {

@@ -94,6 +94,18 @@ func TestLessonAdminRoutes(t *testing.T) {
 		if got := listed(t, srv, "session=s2"); !slices.Equal(got, []int64{ws}) {
 			t.Fatalf("s2 sees %v, want [%d]", got, ws)
 		}
+		// What the agent reads is the published digest: nothing yet, then
+		// both once s1's digest is published.
+		var view memories.LessonView
+		expect(t, serve(srv, "GET", "/v1/admin/lessons?session=s1", ""), http.StatusOK, &view)
+		if len(view.InDigest) != 0 || !view.CommittedAt.IsZero() {
+			t.Fatalf("before any digest: %+v", view)
+		}
+		expect(t, serve(srv, "GET", "/v1/digest?workspace=/w&session=s1", ""), http.StatusOK, nil)
+		expect(t, serve(srv, "GET", "/v1/admin/lessons?session=s1", ""), http.StatusOK, &view)
+		if !slices.Equal(view.InDigest, []int64{ws, fl}) || view.CommittedAt.IsZero() {
+			t.Fatalf("after the digest: in_digest %v at %v, want [%d %d]", view.InDigest, view.CommittedAt, ws, fl)
+		}
 
 		// Move to a named session covers the source on that session's
 		// path only; to global, on every path.
@@ -138,6 +150,10 @@ func TestLessonAdminRoutes(t *testing.T) {
 		}
 		if got := listed(t, srv, "session=s1"); slices.Contains(got, ws) {
 			t.Fatalf("a removed lesson is still in force: %v", got)
+		}
+		expect(t, serve(srv, "GET", "/v1/admin/lessons?session=s1", ""), http.StatusOK, &view)
+		if !slices.Contains(view.InDigest, ws) {
+			t.Fatalf("the published digest still shows L%d until its next watermark: %v", ws, view.InDigest)
 		}
 		expectError(t, serve(srv, "POST", fmt.Sprintf("/v1/admin/lessons/%d/remove", ws), `{"yes":true}`), http.StatusConflict, "tombstone")
 		expectError(t, serve(srv, "POST", "/v1/admin/lessons/999/remove", `{}`), http.StatusNotFound, "not found")

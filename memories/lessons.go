@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
-	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
 )
 
@@ -52,15 +52,38 @@ type LessonQuery struct {
 	All bool
 }
 
-// Lessons lists the lessons q's viewer has in force now (lesson.InForce
-// over its workspace's library and the global one), or with q.All every
-// lesson stored, by id.
-func (s *Service) Lessons(ctx context.Context, q LessonQuery) ([]memory.Memory, error) {
+// LessonView is a session's lessons as `mull lessons list` shows them.
+type LessonView struct {
+	// Lessons are in force now (lesson.InForce over the viewer's libraries
+	// and the lessons scoped to its session), by id; with All, every
+	// lesson stored.
+	Lessons []memory.Memory `json:"lessons"`
+	// InDigest are the ids the session's published digest shows
+	// (LessonsInForce): what the agent actually reads until the next
+	// watermark. A lesson in Lessons but not here is still a notice; one
+	// here but not in Lessons leaves the prompt at the next publication.
+	InDigest []int64 `json:"in_digest"`
+	// CommittedAt is that digest's published_at; zero when none was.
+	CommittedAt time.Time `json:"committed_at,omitzero"`
+}
+
+// Lessons lists q's viewer's lessons: in force now, and which of them its
+// published digest shows (see LessonView).
+func (s *Service) Lessons(ctx context.Context, q LessonQuery) (LessonView, error) {
 	ws, err := s.viewerWorkspace(ctx, q.Workspace, q.Session)
 	if err != nil {
-		return nil, err
+		return LessonView{}, err
 	}
-	f := store.LessonFilter{}
+	var out LessonView
+	published, at, err := s.LessonsInForce(ctx, s.store.DB, ws, q.Session)
+	if err != nil {
+		return out, err
+	}
+	out.CommittedAt, out.InDigest = at, make([]int64, len(published))
+	for i, m := range published {
+		out.InDigest[i] = m.ID
+	}
+	f := store.LessonFilter{Quarantined: q.All}
 	switch {
 	case q.All && ws == "" && q.Session == "":
 		// every library
@@ -69,12 +92,16 @@ func (s *Service) Lessons(ctx context.Context, q LessonQuery) ([]memory.Memory, 
 	default:
 		f.Workspaces = []string{""}
 	}
-	if q.All {
-		f.Quarantined = true
-	}
 	rows, err := s.store.ListLessons(ctx, s.store.DB, f)
 	if err != nil {
-		return nil, err
+		return out, err
+	}
+	if q.Session != "" {
+		scoped, err := s.store.ListLessons(ctx, s.store.DB, store.LessonFilter{Session: q.Session, Quarantined: q.All})
+		if err != nil {
+			return out, err
+		}
+		rows = mergeByID(rows, scoped)
 	}
 	all := FromRows(rows)
 	if q.All {
@@ -83,9 +110,11 @@ func (s *Service) Lessons(ctx context.Context, q LessonQuery) ([]memory.Memory, 
 				return m.ScopeSession != "" && m.ScopeSession != q.Session
 			})
 		}
-		return all, nil
+		out.Lessons = all
+		return out, nil
 	}
-	return lesson.InForce(all, lesson.Viewer{Workspace: ws, Session: q.Session}), nil
+	out.Lessons = lesson.InForce(all, lesson.Viewer{Workspace: ws, Session: q.Session})
+	return out, nil
 }
 
 func (s *Service) viewerWorkspace(ctx context.Context, ws, session string) (string, error) {
@@ -136,10 +165,10 @@ type LessonWrite struct {
 	Fields  memory.LessonFields `json:"fields"`
 }
 
-// AddLesson writes an operator's lesson through origin p.Origin: each field
-// through the trust gate (a quarantined field quarantines the lesson: kept,
-// flagged, never served, reported as a *QuarantinedError), then
-// lesson.Validate with Text = lesson.Line. A bad field is a
+// AddLesson writes an operator's lesson through origin p.Origin, built by
+// lesson.New (each field through the trust gate; a quarantined field
+// quarantines the lesson: kept, flagged, never served, reported as a
+// *QuarantinedError; then lesson.Validate). A bad field is a
 // *memory.FieldError naming it; a session no event named, *NoSessionError.
 func (s *Service) AddLesson(ctx context.Context, w LessonWrite, p memory.Provenance) (Written, error) {
 	if w.Kind == "" {
@@ -148,8 +177,7 @@ func (s *Service) AddLesson(ctx context.Context, w LessonWrite, p memory.Provena
 	if !w.Kind.Structured() {
 		return Written{}, &memory.FieldError{Field: "kind", Problem: fmt.Sprintf("%q is not one of lesson, directive, failure", w.Kind)}
 	}
-	m := memory.Memory{Kind: w.Kind, Scope: w.Scope, Workspace: w.Workspace, Origin: p.Origin, JobID: p.JobID,
-		RecordedAt: s.store.Now(), State: memory.StateActive}
+	m := memory.Memory{Kind: w.Kind, Scope: w.Scope, Workspace: w.Workspace, Origin: p.Origin, JobID: p.JobID}
 	switch w.Scope {
 	case memory.LessonSession, memory.LessonReflection:
 		m.ScopeSession = strings.TrimSpace(w.Session)
@@ -172,16 +200,18 @@ func (s *Service) AddLesson(ctx context.Context, w LessonWrite, p memory.Provena
 	}
 	f := w.Fields
 	m.Lesson = &f
-	m, redacted := GateLesson(m)
-	m.TTLDays = memory.Volatility(m.Text)
-	if err := lesson.Validate(m); err != nil {
+	m, redacted, err := lesson.New(m, s.store.Now())
+	if err != nil {
 		return Written{Redacted: redacted}, err
 	}
 	var out Written
-	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
 		if err := s.store.LockLibrary(ctx, tx, m.Workspace); err != nil {
 			return err
 		}
+		// Stamped once the lock is held, as every memory writer does: a
+		// publication waiting on it sees the lesson recorded before it.
+		m.RecordedAt = s.store.Now()
 		var err error
 		out.Memory = m
 		out.Memory.ID, err = s.store.InsertMemory(ctx, tx, ToRow(m))
@@ -195,44 +225,6 @@ func (s *Service) AddLesson(ctx context.Context, w LessonWrite, p memory.Provena
 		return out, &QuarantinedError{ID: out.Memory.ID, Reason: m.QuarantineReason}
 	}
 	return out, nil
-}
-
-// GateLesson passes each of a lesson's fields through the trust gate, as
-// memory.New does a memory's text: credentials redacted, every field but
-// source_text made one line, and an instruction-like field quarantining the
-// whole lesson (the reason names the field). Text becomes lesson.Line of
-// the gated fields. It returns the redaction count.
-func GateLesson(m memory.Memory) (memory.Memory, int) {
-	if m.Lesson == nil {
-		return m, 0
-	}
-	f := *m.Lesson
-	redacted := 0
-	for _, fd := range []struct {
-		name      string
-		v         *string
-		multiline bool
-	}{{"problem", &f.Problem, false}, {"attempted", &f.Attempted, false}, {"correction", &f.Correction, false},
-		{"applies_when", &f.AppliesWhen, false}, {"avoid", &f.Avoid, false}, {"instead", &f.Instead, false},
-		{"boundary", &f.Boundary, false}, {"source", &f.Source, false}, {"narrowed", &f.Narrowed, false},
-		{"source_text", &f.SourceText, true}} {
-		if *fd.v == "" {
-			continue
-		}
-		v := trust.Check(*fd.v)
-		redacted += v.Redacted
-		if v.Quarantined && !m.Quarantined {
-			m.Quarantined, m.QuarantineReason = true, fd.name+": "+v.Reason
-		}
-		if fd.multiline {
-			*fd.v = strings.TrimSpace(v.Text)
-		} else {
-			*fd.v = memory.OneLine(v.Text)
-		}
-	}
-	m.Lesson = &f
-	m.Text = lesson.Line(m)
-	return m, redacted
 }
 
 // getLesson reads a structured lesson in tx, or ErrNotFound /
@@ -259,8 +251,8 @@ type Moved struct {
 }
 
 // MoveLesson promotes lesson id to t (lesson.Promote): a state transition,
-// not a copy. The derived lesson is a new write, so its fields pass the
-// trust gate again; a quarantined result is refused, nothing stored.
+// not a copy. The derived lesson is a new write, so it is built again by
+// lesson.New (the trust gate, field by field); a quarantined result is refused, nothing stored.
 // boundary "" keeps the source's. A session target must be a session mull
 // knows.
 func (s *Service) MoveLesson(ctx context.Context, id int64, t lesson.Target, boundary string) (Moved, error) {
@@ -284,12 +276,11 @@ func (s *Service) MoveLesson(ctx context.Context, id int64, t lesson.Target, bou
 		if err != nil {
 			return err
 		}
-		d, _ = GateLesson(d)
+		if d, _, err = lesson.New(d, s.store.Now()); err != nil {
+			return err
+		}
 		if d.Quarantined {
 			return fmt.Errorf("lesson %d: the trust gate quarantines the moved lesson (%s); nothing was moved", id, d.QuarantineReason)
-		}
-		if err := lesson.Validate(d); err != nil {
-			return err
 		}
 		for _, ws := range slices.Compact(slices.Sorted(slices.Values([]string{src.Workspace, d.Workspace}))) {
 			if err := s.store.LockLibrary(ctx, tx, ws); err != nil {

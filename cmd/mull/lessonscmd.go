@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -68,6 +69,10 @@ func newLessonsListCmd(g *globals) *cobra.Command {
 		Long: `Without --all, list shows what the session actually sees: the structured
 lessons of its workspace and the global library, active, not quarantined,
 whose scope shows them to it, and not covered by a promotion (lesson.InForce).
+The agent reads them through its digest, which changes only at a watermark:
+a lesson marked "notice" is newer than the published digest (the agent got
+it as a notice), and the lessons the digest still shows that are no longer
+in force are listed after, until the next publication.
 --session alone takes the session's workspace; --workspace alone shows what
 any session of that workspace sees (no session or reflection lessons); with
 neither, the global lessons. --all lists every lesson stored, every state,
@@ -79,14 +84,15 @@ quarantined ones included.`,
 				return err
 			}
 			defer a.close()
-			list, err := a.memories.Lessons(cmd.Context(), q)
+			v, err := a.memories.Lessons(cmd.Context(), q)
 			if err != nil {
 				return lessonErr(0, err)
 			}
 			if asJSON {
-				return printJSON(g, nonNil(list))
+				v.Lessons = nonNil(v.Lessons)
+				return printJSON(g, v)
 			}
-			printLessons(g, list)
+			printLessons(g, v)
 			return nil
 		},
 	}
@@ -98,11 +104,12 @@ quarantined ones included.`,
 	return cmd
 }
 
-// printLessons prints lessons grouped by scope, in the digest's order.
-func printLessons(g *globals, list []memory.Memory) {
+// printLessons prints a view's lessons grouped by scope, in the digest's
+// order, then what the published digest still shows that is gone.
+func printLessons(g *globals, v memories.LessonView) {
+	list := v.Lessons
 	if len(list) == 0 {
 		fmt.Fprintln(g.stdout, "no lessons")
-		return
 	}
 	for _, sc := range memory.LessonScopes {
 		var group []memory.Memory
@@ -121,10 +128,24 @@ func printLessons(g *globals, list []memory.Memory) {
 			if m.Lesson != nil {
 				conf = cmp.Or(string(m.Lesson.Confidence), "-")
 			}
-			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\n", lesson.LessonRef(m.ID), m.Kind, conf, lessonState(m),
-				lessonWhose(m), oneLine(m.Text, 70))
+			seen := "digest"
+			if !slices.Contains(v.InDigest, m.ID) {
+				seen = "notice"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", lesson.LessonRef(m.ID), m.Kind, conf, lessonState(m),
+				seen, lessonWhose(m), oneLine(m.Text, 70))
 		}
 		tw.Flush()
+	}
+	var gone []string
+	for _, id := range v.InDigest {
+		if !slices.ContainsFunc(list, func(m memory.Memory) bool { return m.ID == id }) {
+			gone = append(gone, lesson.LessonRef(id))
+		}
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(g.stdout, "still in the digest published %s until the next watermark: %s\n",
+			v.CommittedAt.Format(time.RFC3339), strings.Join(gone, ", "))
 	}
 }
 

@@ -69,9 +69,9 @@ func TestLessonsCommands(t *testing.T) {
 				!strings.Contains(out, "L2") || strings.Contains(out, "ignore all") {
 				t.Fatalf("list --session s1: exit %d\n%s", code, out)
 			}
-			var list []memory.Memory
+			var view memories.LessonView
 			code, out, _ = l("list", "--session", "s2", "--json")
-			if err := json.Unmarshal([]byte(out), &list); code != 0 || err != nil || len(list) != 1 || list[0].ID != 1 {
+			if err := json.Unmarshal([]byte(out), &view); code != 0 || err != nil || len(view.Lessons) != 1 || view.Lessons[0].ID != 1 {
 				t.Fatalf("list --session s2 --json: exit %d, %v\n%s", code, err, out)
 			}
 

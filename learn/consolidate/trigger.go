@@ -68,6 +68,15 @@ func Candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, c
 	return clusters, Chunks(clusters, byID, chunkChars)
 }
 
+// Guarded reports a memory a merge must not supersede while the precedent
+// gate (reflection.precedent_gate) is on: a structured lesson (kind
+// lesson, directive or failure with the lesson model's fields). Changing a
+// lesson in force needs evidence tasks that did not succeed with it
+// (lesson.CheckEvidence), and a merge cites none, so the merge step leaves
+// such a lesson out of its cluster and counts it, instead of refusing it
+// after the model was paid. Free-text memories merge as before.
+func Guarded(m memory.Memory) bool { return m.Kind.Structured() && m.Lesson != nil }
+
 // CountNew counts the memories of ms newer than since that are news to a
 // run: what consolidation wrote itself (merged and derived memories) is
 // not, so a library whose only new rows are last night's output is not

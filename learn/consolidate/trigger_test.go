@@ -105,3 +105,25 @@ func TestCandidatesSkipDerived(t *testing.T) {
 		t.Fatalf("cluster %v, want [3 4]", ids)
 	}
 }
+
+// A merge leaves a structured lesson alone (the precedent gate); a
+// free-text lesson from before the lesson model, a fact or a lesson kind
+// without fields merges as before.
+func TestGuarded(t *testing.T) {
+	f := &memory.LessonFields{Problem: "p", Correction: "c"}
+	for _, c := range []struct {
+		m    memory.Memory
+		want bool
+	}{
+		{memory.Memory{Kind: memory.Lesson, Lesson: f}, true},
+		{memory.Memory{Kind: memory.Directive, Lesson: f}, true},
+		{memory.Memory{Kind: memory.Failure, Lesson: f}, true},
+		{memory.Memory{Kind: memory.Lesson}, false},
+		{memory.Memory{Kind: memory.Fact}, false},
+		{memory.Memory{Kind: memory.Method, Lesson: f}, false},
+	} {
+		if got := consolidate.Guarded(c.m); got != c.want {
+			t.Errorf("Guarded(%s, fields %t) = %t, want %t", c.m.Kind, c.m.Lesson != nil, got, c.want)
+		}
+	}
+}
