@@ -252,8 +252,10 @@ func TestLessonLookup(t *testing.T) {
 			CloseSeq: 30, ReflectMode: "job"}); err != nil {
 			t.Fatal(err)
 		}
-		critique := `{"argument":{"claim":"migrate twice breaks the db","scope":"sqlite only"},"steelman_rounds":[],` +
-			`"opposition_residual":"maybe postgres too","validity":{"premise_truth":"supported"},"verdict":"narrowed"}`
+		// The shape tasks.Apply stores: the reviews of the reflection's
+		// lessons, by item index.
+		critique := `[{"index":0,"critique":{"argument":{"claim":"migrate twice breaks the db","scope":"sqlite only"},"steelman_rounds":[],` +
+			`"opposition_residual":"maybe postgres too","validity":{"premise_truth":"supported"},"verdict":"narrowed"}}]`
 		if _, err := s.InsertReflection(ctx, s.DB, store.Reflection{TaskID: "task-src", By: store.ReflectedByJob, JobID: 3,
 			Assessment: "failed", Critique: critique, Verdict: "narrowed", LessonsRecorded: 1, RecordedAt: lessonT0.Add(time.Hour),
 			Items: []store.ReflectionItem{{Index: 0, Relation: store.RelationNew, MemoryID: id}}}); err != nil {
@@ -268,7 +270,7 @@ func TestLessonLookup(t *testing.T) {
 		for _, want := range []string{
 			fmt.Sprintf("LESSON L%d", id), "avoid:       running migrate in a loop",
 			"precedent:   verified 0x, 1 counterexample(s); in force in 1 closed task(s)",
-			"CRITIQUE", "claim: migrate twice breaks the db", "verdict: narrowed",
+			"CRITIQUE", "claim: migrate twice breaks the db", "validity: premise_truth supported", "verdict: narrowed",
 			"SOURCE TASK task-src", "goal:     ship the fix", "expected: tests pass", "status:   failed", "result:   tests still red",
 			"timeline: session events seq 4..17",
 			"OTHER LESSONS IN FORCE WHEN THAT TASK STARTED (11 total):",

@@ -125,13 +125,10 @@ func (s *Service) lookupSource(ctx context.Context, tx *sql.Tx, l *lesson.Lookup
 	return nil
 }
 
-// critiqueOf reads the stored critique of item idx: the column holds one
-// critique object, or a list of them by item ({"index": n, "critique": …}).
+// critiqueOf reads the stored review of item idx: the column holds the
+// reviews of a reflection's lessons by index, as tasks.Apply writes them
+// ([{"index": n, "critique": …}]).
 func critiqueOf(stored string, idx int) (reflection.Critique, bool) {
-	var one reflection.Critique
-	if err := json.Unmarshal([]byte(stored), &one); err == nil && (one.Verdict != "" || len(one.Argument) > 0) {
-		return one, true
-	}
 	var many []struct {
 		Index    int                  `json:"index"`
 		Critique *reflection.Critique `json:"critique"`
@@ -163,8 +160,14 @@ func CritiqueSection(c reflection.Critique) lesson.LookupSection {
 		add(fmt.Sprintf("round %d threatens %s", i+1, r.Threatens), r.Argument+" / response: "+r.Response+" / survives: "+r.Survives)
 	}
 	add("opposition_residual", c.OppositionResidual)
-	add("validity", strings.TrimPrefix(strings.Join([]string{c.Validity.Deductive, c.Validity.Inductive}, ", ")+
-		"; premise_truth "+c.Validity.PremiseTruth, ", "))
+	var validity []string
+	for _, v := range [][2]string{{"deductive", c.Validity.Deductive}, {"inductive", c.Validity.Inductive},
+		{"premise_truth", c.Validity.PremiseTruth}} {
+		if strings.TrimSpace(v[1]) != "" {
+			validity = append(validity, v[0]+" "+v[1])
+		}
+	}
+	add("validity", strings.Join(validity, "; "))
 	add("verdict", string(c.Verdict))
 	if len(c.UnresolvedKeys) > 0 {
 		add("unresolved", strings.Join(c.UnresolvedKeys, ", "))
