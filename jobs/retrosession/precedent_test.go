@@ -10,6 +10,8 @@ import (
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
+	"github.com/mullhq/mull/llm/fakeds"
+	"github.com/mullhq/mull/llm/llmtest"
 	memsvc "github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -95,6 +97,26 @@ func TestRetroSupersedeOfALessonNeedsPrecedent(t *testing.T) {
 		}
 		if c.Added != 1 || c.Invalidated != 2 || c.SupersedesByID != 2 || c.DroppedIDs[retro.DropPrecedent] != 1 {
 			t.Errorf("counts %s", run.Counts)
+		}
+	})
+}
+
+// With reflection.precedent_gate off, a retro supersedes a structured
+// lesson on its word alone, as it did every memory before the gate.
+func TestRetroSupersedeWithTheGateOff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		bare := seedLesson(t, s, "go test fails outside the module")
+		if _, err := memsvc.New(s, config.Memory{}, config.Digest{}).Digest(ctx, ws); err != nil {
+			t.Fatal(err)
+		}
+		out := retro.Output{Handoff: []string{"one", "two", "three"},
+			Supersede: []retro.Supersede{{ID: retro.Ref{ID: bare.ID}, Why: "wrong"}}}
+		e := startRetros(t, s, retros{llm: llmtest.Options{Fake: fakeds.Options{Script: script(mustJSON(out), "")}}, jobs: fast, noGate: true})
+		session(t, s, "session-1")
+		e.run(t, "session-1")
+		if m, err := s.GetMemory(ctx, s.DB, bare.ID); err != nil || m.InvalidAt.IsZero() {
+			t.Fatalf("gate off: %+v, %v; want superseded", m, err)
 		}
 	})
 }
