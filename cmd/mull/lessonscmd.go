@@ -362,7 +362,11 @@ func newLessonsDeprecateCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "deprecate ID --reason … | deprecate --list",
 		Short: "Deprecate a lesson (kept, no longer served), or list deprecated ones",
-		Args:  cobra.MaximumNArgs(1),
+		Long: `deprecate marks an active lesson no longer recommended: it stops being in
+force (the digest drops it at its next watermark), and its text, reason and
+history stay. --list shows the deprecated lessons (of --workspace and the
+global library, or of every library), with when and why.`,
+		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch {
 			case list && len(args) > 0:
