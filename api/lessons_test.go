@@ -256,9 +256,15 @@ func TestLessonLookup(t *testing.T) {
 		// lessons, by item index.
 		critique := `[{"index":0,"critique":{"argument":{"claim":"migrate twice breaks the db","scope":"sqlite only"},"steelman_rounds":[],` +
 			`"opposition_residual":"maybe postgres too","validity":{"premise_truth":"supported"},"verdict":"narrowed"}}]`
+		// A lesson whose item keeps its own critique (migration 019's
+		// per-item columns).
+		own := storeLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonReflection, ScopeSession: "s1", SessionID: "s1",
+			Workspace: "/w", TaskID: "task-src", Lesson: &memory.LessonFields{Problem: "the lock was held too long", Correction: "release it before the call"}})
 		if _, err := s.InsertReflection(ctx, s.DB, store.Reflection{TaskID: "task-src", By: store.ReflectedByJob, JobID: 3,
-			Assessment: "failed", Critique: critique, Verdict: "narrowed", LessonsRecorded: 1, RecordedAt: lessonT0.Add(time.Hour),
-			Items: []store.ReflectionItem{{Index: 0, Relation: store.RelationNew, MemoryID: id}}}); err != nil {
+			Assessment: "failed", Critique: critique, Verdict: "narrowed", LessonsRecorded: 2, RecordedAt: lessonT0.Add(time.Hour),
+			Items: []store.ReflectionItem{{Index: 0, Relation: store.RelationNew, MemoryID: id},
+				{Index: 1, Relation: store.RelationNew, MemoryID: own, Verdict: "holds",
+					Critique: `{"argument":{"claim":"the item's own review"},"opposition_residual":"none left","validity":{"premise_truth":"supported"},"verdict":"holds"}`}}}); err != nil {
 			t.Fatal(err)
 		}
 
@@ -282,6 +288,11 @@ func TestLessonLookup(t *testing.T) {
 		}
 		if strings.Contains(text, "SECRET-ACCOUNT") {
 			t.Fatalf("lookup shows source_text:\n%s", text)
+		}
+		var ownLook memories.Looked
+		expect(t, serve(srv, "GET", fmt.Sprintf("/v1/lessons/L%d/lookup", own), ""), http.StatusOK, &ownLook)
+		if !strings.Contains(ownLook.Text, "claim: the item's own review") || strings.Contains(ownLook.Text, "migrate twice") {
+			t.Errorf("lookup of a lesson with its own critique:\n%s", ownLook.Text)
 		}
 		if got.Lesson.ID != id || got.Lesson.Precedent.Counter != 1 || got.Lesson.TaskID != "task-src" || got.Lesson.State != memory.StateActive {
 			t.Fatalf("lesson: %+v", got.Lesson)
@@ -312,7 +323,7 @@ func TestLessonLookup(t *testing.T) {
 		var st memories.LessonStats
 		expect(t, serve(srv, "GET", "/v1/admin/lessons/stats", ""), http.StatusOK, &st)
 		if st.Reflections != 2 || st.ByReflectedBy["job"] != 1 || st.ByReflectedBy["agent"] != 1 || st.Proposed["revise"] != 1 ||
-			st.Accepted["revise"] != 0 || st.Proposed["new"] != 1 || st.Proposed["none"] != 1 || st.Refusals[lesson.GateNotInSnapshot] != 1 {
+			st.Accepted["revise"] != 0 || st.Proposed["new"] != 2 || st.Proposed["none"] != 1 || st.Refusals[lesson.GateNotInSnapshot] != 1 {
 			t.Fatalf("stats: %+v", st)
 		}
 		if _, ok := st.Proposed["repeat"]; !ok {

@@ -62,6 +62,16 @@ func TestEventSeq(t *testing.T) {
 		if evs, err := s.EventsBySeq(ctx, s.DB, "session-a", 1, 3, 0); err != nil || len(evs) != 2 || evs[0].ID != "a-3" || evs[1].ID != "b-4" {
 			t.Fatalf("window (1,3]: %+v, %v", evs, err)
 		}
+		// A window longer than the limit keeps its first event and its
+		// newest: the request that opened the task and how it ended.
+		all, err := s.EventsBySeq(ctx, s.DB, "session-a", 0, 100, 0)
+		if err != nil || len(all) < 4 {
+			t.Fatalf("window of session-a: %d events, %v; the fixture needs at least 4", len(all), err)
+		}
+		cut, err := s.EventsBySeq(ctx, s.DB, "session-a", 0, 100, 3)
+		if err != nil || len(cut) != 3 || cut[0].ID != all[0].ID || cut[1].ID != all[len(all)-2].ID || cut[2].ID != all[len(all)-1].ID {
+			t.Fatalf("window cut to 3: %+v, %v; want the first and the newest two of %d", cut, err, len(all))
+		}
 		// SessionEvents carries seq too.
 		if evs, err := s.SessionEvents(ctx, "session-b", 10); err != nil || len(evs) != 2 || evs[0].Seq != 1 || evs[1].Seq != 2 {
 			t.Fatalf("session events %+v, %v", evs, err)

@@ -112,8 +112,7 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
 	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
-		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate),
-		NoPrecedentGate: noGate})
+		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
 
 	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
 }

@@ -114,10 +114,10 @@ func (s *Service) lookupSource(ctx context.Context, tx *sql.Tx, l *lesson.Lookup
 	}
 	for _, r := range refls {
 		for _, it := range r.Items {
-			if it.MemoryID != l.Lesson.ID || r.Critique == "" {
+			if it.MemoryID != l.Lesson.ID {
 				continue
 			}
-			if c, ok := critiqueOf(r.Critique, it.Index); ok {
+			if c, ok := critiqueOf(r, it); ok {
 				l.Sections = append(l.Sections, CritiqueSection(c))
 			}
 		}
@@ -125,17 +125,24 @@ func (s *Service) lookupSource(ctx context.Context, tx *sql.Tx, l *lesson.Lookup
 	return nil
 }
 
-// critiqueOf reads the stored review of item idx: the column holds the
-// reviews of a reflection's lessons by index, as tasks.Apply writes them
-// ([{"index": n, "critique": …}]).
-func critiqueOf(stored string, idx int) (reflection.Critique, bool) {
+// critiqueOf reads the stored review of item it of reflection r: the
+// item's own critique (one object), or else the reflection's reviews of
+// its lessons by index ([{"index": n, "critique": …}], as tasks.Apply
+// writes them).
+func critiqueOf(r store.Reflection, it store.ReflectionItem) (reflection.Critique, bool) {
+	if it.Critique != "" {
+		var c reflection.Critique
+		if err := json.Unmarshal([]byte(it.Critique), &c); err == nil {
+			return c, true
+		}
+	}
 	var many []struct {
 		Index    int                  `json:"index"`
 		Critique *reflection.Critique `json:"critique"`
 	}
-	if err := json.Unmarshal([]byte(stored), &many); err == nil {
+	if r.Critique != "" && json.Unmarshal([]byte(r.Critique), &many) == nil {
 		for _, c := range many {
-			if c.Index == idx && c.Critique != nil {
+			if c.Index == it.Index && c.Critique != nil {
 				return *c.Critique, true
 			}
 		}

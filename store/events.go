@@ -144,15 +144,29 @@ func (s *Store) SessionEvents(ctx context.Context, sessionID string, limit int) 
 
 // EventsBySeq lists a session's events with from < seq <= to, by seq, at
 // most limit (defaults to 1000, capped at 10000): a task's window is
-// (open_seq, close_seq].
+// (open_seq, close_seq]. A longer window keeps its first event (the task's
+// start: the user's request) and its newest limit-1, because a task ends
+// in its result and its failures; the middle is what is cut.
 func (s *Store) EventsBySeq(ctx context.Context, q querier, sessionID string, from, to int64, limit int) ([]Event, error) {
-	limit = min(cmp.Or(limit, 1000), 10000)
-	out, err := queryEvents(ctx, q, `select `+eventColumns+` from events
-		where session_id = $1 and seq > $2 and seq <= $3 order by seq limit $4`, sessionID, from, to, limit)
+	limit = max(min(cmp.Or(limit, 1000), 10000), 2)
+	newest, err := queryEvents(ctx, q, `select `+eventColumns+` from events
+		where session_id = $1 and seq > $2 and seq <= $3 order by seq desc limit $4`, sessionID, from, to, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list events %d..%d of session %s: %w", from, to, sessionID, err)
 	}
-	return out, nil
+	slices.Reverse(newest)
+	if len(newest) < limit {
+		return newest, nil
+	}
+	first, err := queryEvents(ctx, q, `select `+eventColumns+` from events
+		where session_id = $1 and seq > $2 and seq <= $3 order by seq limit 1`, sessionID, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("list events %d..%d of session %s: %w", from, to, sessionID, err)
+	}
+	if len(first) == 1 && first[0].Seq < newest[0].Seq {
+		newest = append(first, newest[1:]...)
+	}
+	return newest, nil
 }
 
 // LastEventSeq is the largest seq of a session's events (0 when it has

@@ -48,6 +48,10 @@ type ReflectionItem struct {
 	// RefusedReason says why.
 	RefusedCheck  string
 	RefusedReason string
+	// Critique is this lesson's adversarial review (JSON, '' none) and
+	// Verdict its outcome (holds, narrowed, withdrawn; '' none).
+	Critique string
+	Verdict  string
 }
 
 // InsertReflection stores a reflection and its items in one call, and
@@ -68,8 +72,8 @@ func (s *Store) InsertReflection(ctx context.Context, q querier, r Reflection) (
 	}
 	for _, it := range r.Items {
 		if _, err := q.ExecContext(ctx, `insert into reflection_items (reflection_id, idx, relation, target_id, memory_id,
-			refused_check, refused_reason) values ($1, $2, $3, $4, $5, $6, $7)`,
-			id, it.Index, it.Relation, it.TargetID, it.MemoryID, it.RefusedCheck, it.RefusedReason); err != nil {
+			refused_check, refused_reason, critique, verdict) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+			id, it.Index, it.Relation, it.TargetID, it.MemoryID, it.RefusedCheck, it.RefusedReason, it.Critique, it.Verdict); err != nil {
 			return 0, fmt.Errorf("insert reflection of task %s: item %d: %w", r.TaskID, it.Index, err)
 		}
 	}
@@ -136,7 +140,7 @@ func (s *Store) ListReflections(ctx context.Context, q querier, taskID string) (
 }
 
 func reflectionItems(ctx context.Context, q querier, id int64) ([]ReflectionItem, error) {
-	rows, err := q.QueryContext(ctx, `select idx, relation, target_id, memory_id, refused_check, refused_reason
+	rows, err := q.QueryContext(ctx, `select idx, relation, target_id, memory_id, refused_check, refused_reason, critique, verdict
 		from reflection_items where reflection_id = $1 order by idx`, id)
 	if err != nil {
 		return nil, fmt.Errorf("list items of reflection %d: %w", id, err)
@@ -145,7 +149,7 @@ func reflectionItems(ctx context.Context, q querier, id int64) ([]ReflectionItem
 	var out []ReflectionItem
 	for rows.Next() {
 		var it ReflectionItem
-		if err := rows.Scan(&it.Index, &it.Relation, &it.TargetID, &it.MemoryID, &it.RefusedCheck, &it.RefusedReason); err != nil {
+		if err := rows.Scan(&it.Index, &it.Relation, &it.TargetID, &it.MemoryID, &it.RefusedCheck, &it.RefusedReason, &it.Critique, &it.Verdict); err != nil {
 			return nil, err
 		}
 		out = append(out, it)

@@ -24,7 +24,7 @@ func TestReflections(t *testing.T) {
 		job := store.Reflection{TaskID: "task-1", By: store.ReflectedByJob, JobID: 41, Assessment: "went wrong at step 2",
 			Critique: `{"steelman_rounds":[]}`, Verdict: "narrowed", LessonsRecorded: 2, RecordedAt: taskT0.Add(2 * time.Hour),
 			Items: []store.ReflectionItem{
-				{Index: 0, Relation: store.RelationNew, MemoryID: 10},
+				{Index: 0, Relation: store.RelationNew, MemoryID: 10, Critique: `{"claim":"c"}`, Verdict: "narrowed"},
 				{Index: 1, Relation: store.RelationRevise, TargetID: 1, RefusedCheck: "evidence_not_failed", RefusedReason: "task-9 succeeded"},
 				{Index: 2, Relation: store.RelationRepeat, TargetID: 1, MemoryID: 1},
 				{Index: 3, Relation: store.RelationRevise, TargetID: 1, RefusedCheck: "evidence_missing", RefusedReason: "no evidence_task_ids"},

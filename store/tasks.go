@@ -417,12 +417,15 @@ type TaskOutcome struct {
 	Closed bool
 	// EnvironmentIDs are the ids recorded at close; nil while open.
 	EnvironmentIDs []int64
+	// Turn: a per-turn fallback's task (kind turn), never precedent or
+	// evidence.
+	Turn bool
 }
 
 // TaskOutcomes lists the outcome of every task whose environment held one
 // of lessonIDs (nil: every task), by id.
 func (s *Store) TaskOutcomes(ctx context.Context, q querier, lessonIDs []int64) ([]TaskOutcome, error) {
-	query := `select id, status, closed_at is not null, environment_ids from tasks`
+	query := `select id, status, closed_at is not null, environment_ids, kind = 'turn' from tasks`
 	var args []any
 	if lessonIDs != nil {
 		if len(lessonIDs) == 0 {
@@ -441,7 +444,7 @@ func (s *Store) TaskOutcomes(ctx context.Context, q querier, lessonIDs []int64) 
 	for rows.Next() {
 		var o TaskOutcome
 		var ids string
-		if err := rows.Scan(&o.ID, &o.Status, &o.Closed, &ids); err != nil {
+		if err := rows.Scan(&o.ID, &o.Status, &o.Closed, &ids, &o.Turn); err != nil {
 			return nil, err
 		}
 		if o.EnvironmentIDs, err = parseIDs(ids); err != nil {
@@ -481,7 +484,7 @@ func (s *Store) PrecedentCounts(ctx context.Context, q querier, lessonIDs []int6
 		coalesce(sum(case when t.status = $2 then 1 else 0 end), 0),
 		count(*)
 		from task_lessons tl join tasks t on t.id = tl.task_id
-		where t.status <> $3 and t.closed_at is not null`+where+` group by tl.lesson_id`, args...)
+		where t.status <> $3 and t.closed_at is not null and t.kind <> 'turn'`+where+` group by tl.lesson_id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("precedent counts: %w", err)
 	}

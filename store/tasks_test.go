@@ -301,6 +301,24 @@ func TestPrecedentCounts(t *testing.T) {
 		if all, err := s.TaskOutcomes(ctx, s.DB, nil); err != nil || len(all) != len(tasks) {
 			t.Fatalf("all outcomes: %d, %v", len(all), err)
 		}
+
+		// A per-turn fallback's task is never precedent, and says so.
+		turn := newTask("turn-session-1-4", "session-1", taskT0.Add(2*time.Hour), env([]int64{2}))
+		turn.Kind = store.TaskKindTurn
+		insertTask(t, s, turn)
+		closeTask(t, s, turn.ID, store.TaskFailed, taskT0.Add(3*time.Hour))
+		if got, err := s.PrecedentCounts(ctx, s.DB, []int64{2}); err != nil || got[2] != want[2] {
+			t.Fatalf("precedent of 2 with a failed turn: %+v, %v; want %+v", got, err, want[2])
+		}
+		outcomes, err = s.TaskOutcomes(ctx, s.DB, []int64{2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range outcomes {
+			if o.Turn != (o.ID == turn.ID) {
+				t.Fatalf("outcome %s: Turn = %t", o.ID, o.Turn)
+			}
+		}
 	})
 }
 

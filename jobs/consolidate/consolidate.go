@@ -115,10 +115,6 @@ type Deps struct {
 	Runner   *workflows.Runner
 	Logger   *slog.Logger
 	Settings Settings
-	// NoPrecedentGate lets merges supersede structured lessons
-	// (reflection.precedent_gate = false). Zero: the gate is on, the
-	// default, and a merge leaves them out (rules.Guarded).
-	NoPrecedentGate bool
 }
 
 // Register adds the planner, the two step kinds and the sweep, the

@@ -38,9 +38,6 @@ type Counts struct {
 	Superseded int    `json:"superseded"`
 	Rejected   int    `json:"rejected"`
 	Stale      int    `json:"stale"`
-	// Gated counts structured lessons the precedent gate kept out of the
-	// merges (MergeOutput.Gated).
-	Gated int `json:"precedent_gated,omitempty"`
 	// Redacted and Quarantined are what the trust gate did to the run's
 	// merges and derived lines (quarantined ones are kept in the
 	// quarantine table, never served).
@@ -81,7 +78,6 @@ func (d Deps) derive(ctx context.Context, step *workflows.Step[DeriveArgs]) (wor
 		c.Redacted += o.Redacted
 		c.Quarantined += o.Quarantined
 		c.Stale += o.Stale
-		c.Gated += o.Gated
 		c.Tokens.add(o.Tokens)
 	}
 	rows, err := d.Store.ListMemories(ctx, d.Store.DB, store.MemoryFilter{Workspaces: []string{in.Workspace}, Oldest: true})

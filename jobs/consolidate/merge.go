@@ -44,10 +44,7 @@ type MergeOutput struct {
 	Quarantined int `json:"quarantined,omitempty"`
 	// Stale clusters had fewer than two live members by the time the step
 	// ran (a retro superseded one meanwhile).
-	Stale int `json:"stale"`
-	// Gated counts the structured lessons left out of their clusters by
-	// the precedent gate (rules.Guarded): a merge cites no evidence.
-	Gated  int    `json:"precedent_gated,omitempty"`
+	Stale  int    `json:"stale"`
 	Tokens Tokens `json:"tokens"`
 }
 
@@ -75,12 +72,7 @@ func (d Deps) merge(ctx context.Context, step *workflows.Step[MergeArgs]) (workf
 	for _, c := range a.Clusters {
 		var keep []int64
 		for _, id := range c.IDs {
-			m, ok := byID[id]
-			switch {
-			case !ok:
-			case !d.NoPrecedentGate && rules.Guarded(m):
-				out.Gated++
-			default:
+			if _, ok := byID[id]; ok {
 				keep = append(keep, id)
 			}
 		}

@@ -61,21 +61,15 @@ func SessionsDue(sessionsSince, after int, due bool) bool { return sessionsSince
 // memories ms (byID indexes them) newer than since, packed into chunks of
 // at most chunkChars: what the planner starts a run with, and what
 // `consolidate run --dry-run` shows. Derived memories are left out: the
-// derive step replaces them as a set.
+// derive step replaces them as a set. So are structured lessons (Governed):
+// the seed-000 model does no similarity merging (its limitation 5 is a
+// choice), a lesson changes only by a declared repeat or revise through the
+// precedent gate, and a merge would also drop its scope and fields.
 func Candidates(ms []memory.Memory, byID map[int64]memory.Memory, since int64, chunkChars int, now time.Time) ([]Cluster, [][]Cluster) {
-	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() })
+	base := slices.DeleteFunc(slices.Clone(ms), func(m memory.Memory) bool { return m.Kind.SleepTime() || Governed(m) })
 	clusters := Clusters(base, since, now, ClusterOptions{})
 	return clusters, Chunks(clusters, byID, chunkChars)
 }
-
-// Guarded reports a memory a merge must not supersede while the precedent
-// gate (reflection.precedent_gate) is on: a structured lesson (kind
-// lesson, directive or failure with the lesson model's fields). Changing a
-// lesson in force needs evidence tasks that did not succeed with it
-// (lesson.CheckEvidence), and a merge cites none, so the merge step leaves
-// such a lesson out of its cluster and counts it, instead of refusing it
-// after the model was paid. Free-text memories merge as before.
-func Guarded(m memory.Memory) bool { return m.Kind.Structured() && m.Lesson != nil }
 
 // CountNew counts the memories of ms newer than since that are news to a
 // run: what consolidation wrote itself (merged and derived memories) is
@@ -84,7 +78,7 @@ func Guarded(m memory.Memory) bool { return m.Kind.Structured() && m.Lesson != n
 func CountNew(ms []memory.Memory, since int64) int {
 	n := 0
 	for _, m := range ms {
-		if m.ID > since && m.Origin != memory.OriginSleep {
+		if m.ID > since && m.Origin != memory.OriginSleep && !Governed(m) {
 			n++
 		}
 	}
@@ -101,4 +95,11 @@ func CountBase(ms []memory.Memory) int {
 		}
 	}
 	return n
+}
+
+// Governed reports a structured lesson (seed 000: fields or a lesson
+// scope), which consolidation never merges or counts as news. A free-text
+// lesson from before the lesson model is consolidated as before.
+func Governed(m memory.Memory) bool {
+	return m.Kind.Structured() && (m.Lesson != nil || m.Scope != "")
 }

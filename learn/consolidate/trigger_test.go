@@ -106,24 +106,25 @@ func TestCandidatesSkipDerived(t *testing.T) {
 	}
 }
 
-// A merge leaves a structured lesson alone (the precedent gate); a
-// free-text lesson from before the lesson model, a fact or a lesson kind
-// without fields merges as before.
-func TestGuarded(t *testing.T) {
-	f := &memory.LessonFields{Problem: "p", Correction: "c"}
-	for _, c := range []struct {
-		m    memory.Memory
-		want bool
-	}{
-		{memory.Memory{Kind: memory.Lesson, Lesson: f}, true},
-		{memory.Memory{Kind: memory.Directive, Lesson: f}, true},
-		{memory.Memory{Kind: memory.Failure, Lesson: f}, true},
-		{memory.Memory{Kind: memory.Lesson}, false},
-		{memory.Memory{Kind: memory.Fact}, false},
-		{memory.Memory{Kind: memory.Method, Lesson: f}, false},
-	} {
-		if got := consolidate.Guarded(c.m); got != c.want {
-			t.Errorf("Guarded(%s, fields %t) = %t, want %t", c.m.Kind, c.m.Lesson != nil, got, c.want)
-		}
+// Structured lessons are never merged by similarity, nor news to a run:
+// only a declared repeat or revise changes one.
+func TestCandidatesSkipStructuredLessons(t *testing.T) {
+	a := mem(1, memory.Lesson, "always run the full test suite before pushing to main")
+	b := mem(2, memory.Lesson, "always run the full test suite before pushing to main branch")
+	for _, m := range []*memory.Memory{&a, &b} {
+		m.Scope = memory.LessonReflection
+		m.Lesson = &memory.LessonFields{Problem: "pushed untested", Correction: m.Text}
+	}
+	clusters, _ := consolidate.Candidates([]memory.Memory{a, b}, byID(a, b), 0, 10000, now)
+	if len(clusters) != 0 {
+		t.Fatalf("clusters %+v, want none: structured lessons are not merged", clusters)
+	}
+	if n := consolidate.CountNew([]memory.Memory{a, b}, 0); n != 0 {
+		t.Fatalf("CountNew = %d, want 0", n)
+	}
+	// The same two as free-text lessons from before the model still merge.
+	a.Scope, a.Lesson, b.Scope, b.Lesson = "", nil, "", nil
+	if clusters, _ := consolidate.Candidates([]memory.Memory{a, b}, byID(a, b), 0, 10000, now); len(clusters) != 1 {
+		t.Fatalf("free-text lessons: clusters %+v, want one", clusters)
 	}
 }

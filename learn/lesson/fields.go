@@ -164,7 +164,10 @@ func checkField(name, v string, max int, multiline bool) error {
 		return err
 	}
 	if !multiline {
-		return memory.CheckLine(name, v, MinFieldRunes, max)
+		if err := memory.CheckLine(name, v, MinFieldRunes, max); err != nil {
+			return err
+		}
+		return checkLabel(name, v)
 	}
 	if n := utf8.RuneCountInString(strings.TrimSpace(v)); n > max {
 		return &memory.FieldError{Field: name, Problem: fmt.Sprintf("longer than %d characters", max)}
@@ -250,9 +253,11 @@ type Parsed struct {
 
 // seedFieldKeys are the record keys ParseFields reads; every other key (id,
 // scope, session_id, task_id, timestamps…) is the record's machine side
-// and is left to the caller.
+// and is left to the caller. "narrowed" is not one: only an adversarial
+// review that narrowed a lesson sets it, since [BOUNDARIES] says each such
+// line "was checked against the strongest case for the old way".
 var seedFieldKeys = []string{"kind", "pattern", "problem", "attempted", "correction", "applies_when",
-	"confidence", "avoid", "instead", "boundary", "source", "source_text", "narrowed"}
+	"confidence", "avoid", "instead", "boundary", "source", "source_text"}
 
 // ParseFields reads a seed-style JSON lesson record with the seed's
 // compatibility rules: a record with no kind (or "") is a lesson, and a
@@ -304,7 +309,37 @@ func ParseFieldsMap(raw map[string]any) (Parsed, error) {
 		Problem: problem, Attempted: s["attempted"], Correction: s["correction"],
 		AppliesWhen: s["applies_when"], Confidence: memory.Confidence(s["confidence"]),
 		Avoid: s["avoid"], Instead: s["instead"], Boundary: s["boundary"],
-		Source: s["source"], SourceText: s["source_text"], Narrowed: s["narrowed"],
+		Source: s["source"], SourceText: s["source_text"],
 	}
 	return p, nil
+}
+
+// reservedLabels are the words the lesson renderings (Render, the
+// DECISION ENVIRONMENT, the lookup) put before a field or a block. A field
+// that opens with one would read, once rendered, as a line mull wrote: a
+// "(high) Required method: …" problem as a high-confidence directive, an
+// "avoid: …" as a constraint.
+var reservedLabels = []string{
+	"required method", "avoid:", "instead:", "do instead:", "applies when:", "outcome:", "problem:",
+	"correction:", "confidence:", "precedent:", "known failures", "decision environment", "also in effect",
+	"source task", "other lessons in force",
+}
+
+// checkLabel refuses a one-line field that opens like a rendering's own
+// label or tag: "(…)" (the confidence and scope tag), "[…]" (a block
+// header such as [CONFLICTS], an [E1] entry) or a reserved label.
+func checkLabel(name, v string) error {
+	t := strings.ToLower(strings.TrimSpace(memory.FoldWidth(v)))
+	refuse := func(what string) error {
+		return &memory.FieldError{Field: name, Problem: "must not open with " + what + ": it would read as mull's own label once rendered"}
+	}
+	if strings.HasPrefix(t, "(") || strings.HasPrefix(t, "[") {
+		return refuse(fmt.Sprintf("%q", t[:1]))
+	}
+	for _, l := range reservedLabels {
+		if strings.HasPrefix(t, l) {
+			return refuse(fmt.Sprintf("%q", strings.TrimSpace(l)))
+		}
+	}
+	return nil
 }

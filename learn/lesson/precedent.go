@@ -33,6 +33,10 @@ type TaskOutcome struct {
 	// EnvironmentIDs are the ids of its start snapshot, detailed and
 	// omitted alike (Snapshot.IDs): both were in force.
 	EnvironmentIDs []int64
+	// Turn: a per-turn fallback's task (reflection.turn_fallback), whose
+	// window and status mull chose, not the agent. It is neither precedent
+	// nor evidence.
+	Turn bool
 }
 
 // ended reports a task that has a close record with one of the outcomes.
@@ -60,7 +64,7 @@ type Precedent struct {
 func Precedents(tasks []TaskOutcome) map[int64]Precedent {
 	out := map[int64]Precedent{}
 	for _, t := range tasks {
-		if !t.ended() {
+		if !t.ended() || t.Turn {
 			continue
 		}
 		seen := make(map[int64]bool, len(t.EnvironmentIDs))
@@ -99,6 +103,10 @@ const (
 	GateUnknownOrOpen = "unknown_or_open"
 	// GateSucceeded: an evidence task succeeded (check 2).
 	GateSucceeded = "succeeded"
+	// GateNotATask: an evidence id names a per-turn fallback's task, whose
+	// boundary and status mull chose; only a task the agent opened and
+	// closed can challenge a precedent.
+	GateNotATask = "not_a_task"
 	// GateNotInSnapshot: an evidence task's start snapshot did not have the
 	// challenged lesson: it was not in force then (check 3).
 	GateNotInSnapshot = "not_in_snapshot"
@@ -133,6 +141,8 @@ func (e *GateError) Error() string {
 		}
 	case GateSucceeded:
 		why = "evidence task " + task + " succeeded; one success does not challenge a precedent"
+	case GateNotATask:
+		why = "evidence " + task + " is a per-turn reflection's window, not a task the agent opened and closed; it cannot challenge a precedent"
 	case GateNotInSnapshot:
 		why = "evidence task " + task + " did not have " + lesson + " in its start snapshot: the lesson was not in force then"
 	default:
@@ -181,6 +191,8 @@ func CheckEvidence(challenged int64, evidenceIDs []string, lookup func(id string
 		switch {
 		case !ok || !t.ended():
 			return refuse(GateUnknownOrOpen)
+		case t.Turn:
+			return refuse(GateNotATask)
 		case t.Status == TaskSucceeded:
 			return refuse(GateSucceeded)
 		case !slices.Contains(t.EnvironmentIDs, challenged):

@@ -124,3 +124,22 @@ func TestCheckEvidenceQuotesTaskID(t *testing.T) {
 		t.Errorf("message %q", msg)
 	}
 }
+
+// A per-turn fallback's task is neither precedent nor evidence: mull chose
+// its window and status, not the agent.
+func TestTurnTasksAreNotPrecedent(t *testing.T) {
+	turn := lesson.TaskOutcome{ID: "turn-s-3", Status: lesson.TaskFailed, Closed: true, EnvironmentIDs: []int64{7}, Turn: true}
+	task := lesson.TaskOutcome{ID: "task-1", Status: lesson.TaskFailed, Closed: true, EnvironmentIDs: []int64{7}}
+	if got := lesson.Precedents([]lesson.TaskOutcome{turn, task})[7]; got != (lesson.Precedent{Counter: 1, Exposures: 1}) {
+		t.Fatalf("precedent %+v, want only the task counted", got)
+	}
+	byID := map[string]lesson.TaskOutcome{turn.ID: turn, task.ID: task}
+	lookup := func(id string) (lesson.TaskOutcome, bool) { o, ok := byID[id]; return o, ok }
+	var ge *lesson.GateError
+	if err := lesson.CheckEvidence(7, []string{"turn-s-3"}, lookup); !errors.As(err, &ge) || ge.Check != lesson.GateNotATask {
+		t.Fatalf("a turn as evidence: %v, want %s", err, lesson.GateNotATask)
+	}
+	if err := lesson.CheckEvidence(7, []string{"task-1"}, lookup); err != nil {
+		t.Fatalf("a failed task as evidence: %v", err)
+	}
+}

@@ -112,6 +112,11 @@ type Viewer struct {
 	// watermark): recorded by then and not invalidated by then, promotions
 	// recorded by then. Zero means now: active lessons.
 	At time.Time
+	// GlobalLibrary is memory.scope's ReadsGlobal: the global free-text
+	// library is served to this workspace. A lesson written before the
+	// lesson model (no scope) in the global library is shown only then, as
+	// it was before; a lesson whose scope says global is shown everywhere.
+	GlobalLibrary bool
 }
 
 // Sees reports whether m's scope shows it to v, before state and
@@ -120,7 +125,7 @@ type Viewer struct {
 func (v Viewer) Sees(m memory.Memory) bool {
 	switch ScopeOf(m) {
 	case memory.LessonGlobal:
-		return true
+		return m.Scope != "" || v.GlobalLibrary
 	case memory.LessonWorkspace:
 		return m.Workspace != "" && m.Workspace == v.Workspace
 	case memory.LessonSession, memory.LessonReflection:

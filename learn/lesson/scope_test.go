@@ -92,10 +92,15 @@ func TestInForceScopes(t *testing.T) {
 		v    Viewer
 		want []int64
 	}{
-		{Viewer{Workspace: "/src/app", Session: "s-1"}, []int64{1, 2, 4, 5, 11, 12}},
-		{Viewer{Workspace: "/src/app", Session: "s-2"}, []int64{1, 2, 6, 11, 12}},
-		{Viewer{Workspace: "/src/other", Session: "s-3"}, []int64{1, 3, 11}},
-		{Viewer{}, []int64{1, 11}},
+		{Viewer{Workspace: "/src/app", Session: "s-1", GlobalLibrary: true}, []int64{1, 2, 4, 5, 11, 12}},
+		{Viewer{Workspace: "/src/app", Session: "s-2", GlobalLibrary: true}, []int64{1, 2, 6, 11, 12}},
+		{Viewer{Workspace: "/src/other", Session: "s-3", GlobalLibrary: true}, []int64{1, 3, 11}},
+		{Viewer{GlobalLibrary: true}, []int64{1, 11}},
+		// Under memory.scope workspace (the default) the global free-text
+		// library is not served, so its legacy lesson stays out; a lesson
+		// scoped global is still everyone's.
+		{Viewer{Workspace: "/src/app", Session: "s-1"}, []int64{1, 2, 4, 5, 12}},
+		{Viewer{}, []int64{1}},
 	}
 	for _, c := range cases {
 		if got := ids(InForce(all, c.v)); !slices.Equal(got, c.want) {

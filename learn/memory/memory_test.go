@@ -133,3 +133,23 @@ func TestScope(t *testing.T) {
 		}
 	}
 }
+
+func TestValidateStructuredKinds(t *testing.T) {
+	m := valid()
+	m.Kind = memory.Failure
+	if err := memory.Validate(m); err == nil || !strings.Contains(err.Error(), "structured lesson") {
+		t.Fatalf("a bare failure: got %v, want refused as needing its fields", err)
+	}
+	m.Lesson = &memory.LessonFields{Problem: "declared done untested", Avoid: "reporting done before the tests ran"}
+	if err := memory.Validate(m); err != nil {
+		t.Fatalf("a failure with its fields: %v", err)
+	}
+	m.Kind = memory.Directive
+	if err := memory.Validate(m); err != nil {
+		t.Fatalf("a directive with its fields: %v", err)
+	}
+	m.Kind = "rule"
+	if err := memory.Validate(m); err == nil {
+		t.Fatal("an unknown kind with fields was accepted")
+	}
+}

@@ -93,8 +93,12 @@ func Validate(m Memory) error {
 		return bad("workspace", "%q is not an absolute path (\"\" is the global library)", m.Workspace)
 	case m.Kind == "":
 		return bad("kind", "required")
-	case !knownKind(m.Kind):
-		return bad("kind", "%q is not one of %s, directive, failure", m.Kind, list(Kinds))
+	case (m.Kind == Directive || m.Kind == Failure) && m.Lesson == nil:
+		// Not in Kinds (the remember tool's list): only a structured
+		// lesson, with its fields, is a directive or a failure.
+		return bad("kind", "a %s is a structured lesson: it needs its fields (problem, %s)", m.Kind, map[Kind]string{Directive: "correction", Failure: "avoid"}[m.Kind])
+	case !knownKind(m.Kind) && !m.Kind.Structured():
+		return bad("kind", "%q is not one of %s", m.Kind, list(Kinds))
 	case m.Kind.SleepTime() && (m.Origin == OriginTool || m.Origin == OriginRetro):
 		return bad("kind", "%s is written by sleep-time consolidation or a human, not by origin %s", m.Kind, m.Origin)
 	case text == "":
@@ -145,13 +149,7 @@ func isLineBreak(r rune) bool {
 	return false
 }
 
-// knownKind: one of Kinds, or a structured lesson kind (directive and
-// failure are the lesson model's; the digest's free-text sections list
-// Kinds and do not show them).
 func knownKind(k Kind) bool {
-	if k.Structured() {
-		return true
-	}
 	for _, x := range Kinds {
 		if k == x {
 			return true

@@ -155,8 +155,9 @@ func (o obj) array(key string, max int) ([]any, error) {
 	return arr, nil
 }
 
-// refDigits reads a lesson id written as 12, "12", "#12" or "id 12".
-var refDigits = regexp.MustCompile(`^(?:id\s*)?#?\s*([0-9]{1,18})$`)
+// refDigits reads a lesson id written as 12, "12", "#12", "id 12" or
+// "L12" (lesson.LessonRef, how mull shows ids), lower-cased first.
+var refDigits = regexp.MustCompile(`^(?:id\s*|l)?#?\s*([0-9]{1,18})$`)
 
 // lessonID reads a stored lesson's id: a positive integer, or a string
 // holding one.

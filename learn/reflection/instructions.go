@@ -2,7 +2,10 @@ package reflection
 
 import (
 	"fmt"
+	"slices"
 	"strings"
+
+	"github.com/mullhq/mull/learn/memory"
 )
 
 // relationsText tells the reflection how to declare each lesson.
@@ -21,7 +24,7 @@ const lessonSchema = `SCHEMA (one JSON object):
  "source": "where these lessons came from, in your words",
  "lessons": [{"relation": "new" | "repeat" | "revise" | "none",
    "kind": "lesson" (default: a heuristic to weigh) | "directive" (a required method) | "failure" (an action that produced a bad outcome: a constraint),
-   "scope": "reflection" (default: this session) | "session" (with "session_id") | "workspace" | "global",
+   "scope": %s,
    "problem": "what happened, the observable phenomenon only",
    "attempted": "what was done then, without judging it",
    "correction": "what to do instead; required for lesson and directive, never narrower than the problem",
@@ -76,7 +79,7 @@ func instructions(opts MaterialOptions, id string) string {
 	if opts.Adversarial {
 		crit = critiqueSchema
 	}
-	fmt.Fprintf(&b, lessonSchema, crit, MaxLessons, MaxFieldRunes)
+	fmt.Fprintf(&b, lessonSchema, scopeChoices(opts.Scopes), crit, MaxLessons, MaxFieldRunes)
 	b.WriteString("\n")
 	switch {
 	case opts.Mode != ModeAgent:
@@ -88,4 +91,23 @@ func instructions(opts MaterialOptions, id string) string {
 	}
 	b.WriteString("\n")
 	return b.String()
+}
+
+// scopeChoices is the schema's scope line: the scopes this reflection may
+// write (MaterialOptions.Scopes, the same list Parse is given), all of
+// them when none are set.
+func scopeChoices(allowed []memory.LessonScope) string {
+	text := map[memory.LessonScope]string{
+		memory.LessonReflection: `"reflection" (default: this session)`,
+		memory.LessonSession:    `"session" (with "session_id")`,
+		memory.LessonWorkspace:  `"workspace" (every session of this workspace)`,
+		memory.LessonGlobal:     `"global"`,
+	}
+	var out []string
+	for _, s := range []memory.LessonScope{memory.LessonReflection, memory.LessonSession, memory.LessonWorkspace, memory.LessonGlobal} {
+		if len(allowed) == 0 || slices.Contains(allowed, s) {
+			out = append(out, text[s])
+		}
+	}
+	return strings.Join(out, " | ")
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/learn/trust"
 )
@@ -52,6 +53,9 @@ type MaterialOptions struct {
 	// Adversarial is reflection.adversarial_review: the schema includes
 	// the critique, required for every new or revised lesson.
 	Adversarial bool
+	// Scopes are the scopes the reflection may write (Options.Scopes);
+	// the schema offers only these. Empty offers all.
+	Scopes []memory.LessonScope
 }
 
 // TaskBrief is the task a reflection is about, as stored.

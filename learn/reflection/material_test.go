@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/reflection"
 )
 
@@ -179,5 +180,21 @@ func TestSchemaMatchesParse(t *testing.T) {
 				t.Errorf("the schema does not show %q", k)
 			}
 		}
+	}
+}
+
+// The schema offers only the scopes Parse will accept from this caller.
+func TestMaterialScopes(t *testing.T) {
+	all := reflection.Material(brief, env, trajectory(), reflection.MaterialOptions{Mode: reflection.ModeJob})
+	if !strings.Contains(all, `| "global"`) {
+		t.Fatal("with no scopes set the schema should offer every scope, global included")
+	}
+	own := reflection.Material(brief, env, trajectory(), reflection.MaterialOptions{Mode: reflection.ModeJob,
+		Scopes: []memory.LessonScope{memory.LessonReflection, memory.LessonWorkspace}})
+	if strings.Contains(own, `"global"`) || strings.Contains(own, `"session" (with`) {
+		t.Fatal("the schema offers a scope this reflection may not write")
+	}
+	if !strings.Contains(own, `"scope": "reflection" (default: this session) | "workspace"`) {
+		t.Fatal("the schema's scope line lost the allowed scopes")
 	}
 }

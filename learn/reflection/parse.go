@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 )
 
@@ -16,6 +18,11 @@ type Options struct {
 	// Adversarial is reflection.adversarial_review: every new or revised
 	// lesson must carry a critique.
 	Adversarial bool
+	// Scopes, when set, are the scopes this reflection may write. The
+	// model and the agent read an untrusted session, so their callers
+	// leave out global (every workspace's prompt) and session (another
+	// session's): those are an operator's move.
+	Scopes []memory.LessonScope
 }
 
 // The keys of a reflection and of one lesson.
@@ -137,6 +144,9 @@ func parseItem(path string, v any, shared *Critique, opts Options) (Item, error)
 		return it, nil
 	case Repeat:
 		// Adds evidence to its target; the lesson fields are ignored.
+		if o.has("evidence_task_ids") {
+			return it, refuse(o.at("evidence_task_ids"), "only a revise carries evidence")
+		}
 		it.TargetID, err = target(o)
 		return it, err
 	case New:
@@ -154,7 +164,7 @@ func parseItem(path string, v any, shared *Critique, opts Options) (Item, error)
 	if it.Relation != Revise && o.has("evidence_task_ids") {
 		return it, refuse(o.at("evidence_task_ids"), "only a revise carries evidence")
 	}
-	if err = lessonPart(o, &it); err != nil {
+	if err = lessonPart(o, &it, opts); err != nil {
 		return it, err
 	}
 	return it, review(o, &it, shared, opts)
@@ -207,13 +217,17 @@ func containsStr(ss []string, s string) bool {
 }
 
 // lessonPart reads a new or revised lesson's kind, scope and fields.
-func lessonPart(o obj, it *Item) error {
+func lessonPart(o obj, it *Item, opts Options) error {
 	var err error
 	if it.Kind, err = enum(o, "kind", memory.Lesson, memory.Lesson, memory.Directive, memory.Failure); err != nil {
 		return err
 	}
 	if it.Scope, err = enum(o, "scope", memory.LessonReflection, memory.LessonScopes...); err != nil {
 		return err
+	}
+	if len(opts.Scopes) > 0 && !slices.Contains(opts.Scopes, it.Scope) {
+		return refuse(o.at("scope"), "%s is not a scope a reflection may write here (allowed: %s); an operator moves a lesson wider with 'mull lessons move'",
+			it.Scope, joinScopes(opts.Scopes))
 	}
 	if it.SessionID, err = o.str("session_id", MaxTaskIDLen); err != nil {
 		return err
@@ -268,22 +282,18 @@ func problem(o obj, f *memory.LessonFields) error {
 	return nil
 }
 
-// required checks that the kind's fields are there (the seed's table:
-// lesson problem + correction, directive correction, failure problem +
-// avoid) and a boundary outside the reflection scope.
+// required applies the lesson model's own field rules (lesson.ValidateFields:
+// the seed's table of required fields per kind, one line each within
+// lesson.MaxFieldRunes, a correction not narrower than its problem, a
+// boundary outside the reflection scope), so a reflection Parse accepts is
+// one the store accepts, and a refusal names the lesson's JSON path.
 func required(o obj, it *Item) error {
-	f := it.Fields
-	need := []struct{ key, v string }{{"problem", f.Problem}, {"correction", f.Correction}}
-	if it.Kind == memory.Failure {
-		need[1] = struct{ key, v string }{"avoid", f.Avoid}
-	}
-	for _, n := range need {
-		if n.v == "" {
-			return refuse(o.at(n.key), "required for a %s %s", it.Relation, it.Kind)
+	if err := lesson.ValidateFields(it.Kind, it.Scope, it.Fields); err != nil {
+		var fe *memory.FieldError
+		if errors.As(err, &fe) {
+			return refuse(o.at(fe.Field), "%s", fe.Problem)
 		}
-	}
-	if it.Scope != memory.LessonReflection && f.Boundary == "" {
-		return refuse(o.at("boundary"), "required for scope %s: why the lesson belongs there", it.Scope)
+		return refuse(o.path, "%v", err)
 	}
 	return nil
 }
@@ -347,4 +357,12 @@ func review(o obj, it *Item, shared *Critique, opts Options) error {
 		it.Fields.Narrowed = cc.Scope
 	}
 	return nil
+}
+
+func joinScopes(ss []memory.LessonScope) string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = string(s)
+	}
+	return strings.Join(out, ", ")
 }

@@ -92,12 +92,12 @@ func TestParseRefusals(t *testing.T) {
 		{"bad scope", doc(with(l, "scope", "project")), "lessons[0].scope", "not one of"},
 		{"bad confidence", doc(with(l, "confidence", "certain")), "lessons[0].confidence", "not one of"},
 		{"field not a string", doc(with(l, "correction", 3)), "lessons[0].correction", "must be a string"},
-		{"field too long", doc(with(l, "attempted", strings.Repeat("长", reflection.MaxFieldRunes+1))), "lessons[0].attempted", "longer than 400"},
-		{"lesson needs problem", doc(with(l, "problem", nil)), "lessons[0].problem", "required for a new lesson"},
-		{"lesson needs correction", doc(with(l, "correction", nil)), "lessons[0].correction", "required for a new lesson"},
-		{"failure needs avoid", doc(with(l, "kind", "failure", "correction", nil)), "lessons[0].avoid", "required for a new failure"},
+		{"field too long", doc(with(l, "attempted", strings.Repeat("长", reflection.MaxFieldRunes+1))), "lessons[0].attempted", "longer than 180"},
+		{"lesson needs problem", doc(with(l, "problem", nil)), "lessons[0].problem", "required for a lesson"},
+		{"lesson needs correction", doc(with(l, "correction", nil)), "lessons[0].correction", "required for a lesson"},
+		{"failure needs avoid", doc(with(l, "kind", "failure", "correction", nil)), "lessons[0].avoid", "required for a failure"},
 		{"problem and pattern differ", doc(with(l, "pattern", "other")), "lessons[0].pattern", "differ"},
-		{"global needs boundary", doc(with(l, "scope", "global")), "lessons[0].boundary", "required for scope global"},
+		{"global needs boundary", doc(with(l, "scope", "global")), "lessons[0].boundary", "required outside the reflection scope"},
 		{"session needs session_id", doc(with(l, "scope", "session", "boundary", "b")), "lessons[0].session_id", "required for scope session"},
 		{"session_id outside session scope", doc(with(l, "session_id", "s1")), "lessons[0].session_id", "only a session-scope"},
 		{"new with target", doc(with(l, "target_id", 4)), "lessons[0].target_id", "names no target"},
@@ -107,7 +107,9 @@ func TestParseRefusals(t *testing.T) {
 		{"revise without target", doc(with(l, "relation", "revise", "evidence_task_ids", a{"task-1"})), "lessons[0].target_id", "required"},
 		{"evidence not strings", doc(with(l, "relation", "revise", "target_id", 9, "evidence_task_ids", a{"task-1", 7})), "lessons[0].evidence_task_ids[1]", "task id string"},
 		{"evidence twice", doc(with(l, "relation", "revise", "target_id", 9, "evidence_task_ids", a{"task-1", "task-1"})), "lessons[0].evidence_task_ids[1]", "listed twice"},
-		{"revise needs fields", doc(m{"relation": "revise", "target_id": 9, "evidence_task_ids": a{"task-1"}}), "lessons[0].problem", "required for a revise lesson"},
+		{"a correction narrower than its problem", doc(with(l, "problem", "the build broke on every platform after the dependency bump, and the release was cut anyway", "correction", "retry")), "lessons[0].correction", "narrower"},
+		{"a multi-line field", doc(with(l, "applies_when", "when\nreleasing")), "lessons[0].applies_when", "one line"},
+		{"revise needs fields", doc(m{"relation": "revise", "target_id": 9, "evidence_task_ids": a{"task-1"}}), "lessons[0].problem", "required for a lesson"},
 		{"evidence on new", doc(with(l, "evidence_task_ids", a{"task-1"})), "lessons[0].evidence_task_ids", "only a revise"},
 		{"none with target", doc(m{"relation": "none", "target_id": 3}), "lessons[0].target_id", "stores nothing"},
 		{"same target twice", doc(m{"relation": "repeat", "target_id": 3}, with(l, "relation", "revise", "target_id", "3", "evidence_task_ids", a{"task-1"})), "lessons[1].target_id", "already the target of lessons[0]"},
@@ -220,5 +222,26 @@ func TestParseDocument(t *testing.T) {
 	r, err := reflection.Parse([]byte(`{"task_id":"task-1","assessment":"nothing new","lessons":[]}`), reflection.Options{Adversarial: true})
 	if err != nil || r.TaskID != "task-1" || len(r.Lessons) != 0 {
 		t.Fatalf("empty reflection: %+v %v", r, err)
+	}
+}
+
+// The model and the agent write only the scopes their caller allows, and
+// name stored lessons the way mull shows them ("L12").
+func TestParseScopesAndRefs(t *testing.T) {
+	l := newLesson()
+	own := reflection.Options{Scopes: []memory.LessonScope{memory.LessonReflection, memory.LessonWorkspace}}
+	_, err := parse(t, doc(with(l, "scope", "global", "boundary", "true of every repository")), own)
+	if err == nil || fieldOf(t, err) != "lessons[0].scope" || !strings.Contains(err.Error(), "mull lessons move") {
+		t.Fatalf("global under a reflection's scopes: got %v, want lessons[0].scope refused", err)
+	}
+	if _, err := parse(t, doc(with(l, "scope", "workspace", "boundary", "this repository's release flow")), own); err != nil {
+		t.Fatalf("workspace under a reflection's scopes: %v", err)
+	}
+	r, err := parse(t, doc(m{"relation": "repeat", "target_id": "L42"}, with(l, "conflicts", a{m{"with": "L7", "kind": "goal"}})), own)
+	if err != nil {
+		t.Fatalf("ids as mull shows them: %v", err)
+	}
+	if r.Lessons[0].TargetID != 42 || r.Lessons[1].Conflicts[0].With != 7 {
+		t.Fatalf("ids read as %d and %d, want 42 and 7", r.Lessons[0].TargetID, r.Lessons[1].Conflicts[0].With)
 	}
 }

@@ -8,7 +8,10 @@
 // job and the API load the events, call these and store the result.
 package reflection
 
-import "github.com/mullhq/mull/learn/memory"
+import (
+	"github.com/mullhq/mull/learn/lesson"
+	"github.com/mullhq/mull/learn/memory"
+)
 
 // Relation is what a reflected lesson declares about the lessons already
 // stored. mull only carries the declaration out; it never guesses it.
@@ -45,10 +48,9 @@ const (
 	// MaxSourceRunes bounds the agent's claim of where the lessons came
 	// from.
 	MaxSourceRunes = 400
-	// MaxFieldRunes bounds each lesson field (problem, correction, …): a
-	// lesson's one-line Text renders from them, and a memory's text is at
-	// most memory.MaxTextRunes.
-	MaxFieldRunes = memory.MaxTextRunes
+	// MaxFieldRunes bounds each lesson field (problem, correction, …): the
+	// lesson model's own cap, so what Parse accepts is what can be stored.
+	MaxFieldRunes = lesson.MaxFieldRunes
 	// MaxEvidenceTasks bounds a revise's evidence_task_ids.
 	MaxEvidenceTasks = 10
 	// MaxTaskIDLen bounds one task id ("task-<uuid>", "turn-<session>-<n>").

@@ -124,7 +124,11 @@ create table reflection_items (
     memory_id      bigint not null default 0,
     -- the check that refused it ('' accepted) and why
     refused_check  text not null default '',
-    refused_reason text not null default ''
+    refused_reason text not null default '',
+    -- this lesson's adversarial review (JSON, '' none) and its verdict
+    -- (holds, narrowed, withdrawn; '' none): lessons_lookup shows them
+    critique       text not null default '',
+    verdict        text not null default ''
 );
 create index reflection_items_reflection on reflection_items (reflection_id, idx);
 
@@ -135,7 +139,11 @@ alter table events add column seq bigint not null default 0;
 update events set seq = r.rn
     from (select id, row_number() over (partition by session_id order by time, id) as rn from events) as r
     where events.id = r.id;
-create index events_session_seq on events (session_id, seq);
+-- Unique: two events of a session never share a place in its order, so
+-- task windows cannot overlap. New events are numbered from event_count,
+-- so it starts at least at the backfill's last number.
+create unique index events_session_seq on events (session_id, seq) where seq > 0;
+update sessions set event_count = max(event_count, (select coalesce(max(seq), 0) from events where events.session_id = sessions.id));
 
 -- Missed-task nudges served this session (reflection.nudge_max_per_session).
 alter table sessions add column nudges integer not null default 0;
