@@ -22,6 +22,7 @@ import (
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/tasks"
 )
 
 // inputRoute is one route with a request it would take: its path values
@@ -111,6 +112,12 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /riverui/{path...}", path: map[string]string{"path": "jobs"}}, // a prefix route: its wildcard is "path",
 	{pattern: "GET /riverui"},
 	{pattern: "GET /v1/admin/report/overhead", query: map[string]string{"workspace": "/w", "since": "7d", "until": "2026-12-01"}},
+	{pattern: "POST /v1/tasks", body: `{"session_id":"session-1","workspace":"/w","goal":"fix the build","expected_result":"green CI"}`},
+	{pattern: "GET /v1/tasks/{id}", path: map[string]string{"id": "task-1"}},
+	{pattern: "POST /v1/tasks/{id}/end", path: map[string]string{"id": "task-1"}, body: `{"status":"failed","result":"still red"}`},
+	{pattern: "POST /v1/tasks/{id}/reflect", path: map[string]string{"id": "task-1"},
+		body: `{"task_id":"task-1","assessment":"the lockfile","source":"the log","lessons":[{"relation":"new","problem":"npm install fails","correction":"use pnpm install here","boundary":"this repo","conflicts":[{"with":"3","kind":"goal","note":"n"}]}]}`},
+	{pattern: "GET /v1/admin/tasks", query: map[string]string{"session": "session-1", "workspace": "/w", "status": "open", "limit": "5"}},
 	{pattern: "GET /login", query: map[string]string{"next": "/riverui/"}},
 	{pattern: "POST /login"},
 	{pattern: "POST /logout"},
@@ -224,10 +231,11 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	client := enginetest.NewClient(t, s, engine.NewRegistry(nil), cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)
+	mem := memories.New(s, cfg.Memory, cfg.Digest)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
-		Config: cfg, Ingest: svc, Memories: memories.New(s, cfg.Memory, cfg.Digest), Now: time.Now})
+		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/learn/reflection"
 	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
@@ -35,10 +34,10 @@ func (s *Server) withTasks(h http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// taskEnvironment is a task's decision environment in short: how many
+// TaskEnvironment is a task's decision environment in short: how many
 // lessons were in force when it opened, whether only the first 12 are in
 // full, and when it was taken.
-type taskEnvironment struct {
+type TaskEnvironment struct {
 	Count       int       `json:"count"`
 	Truncated   bool      `json:"truncated"`
 	TakenAt     time.Time `json:"taken_at"`
@@ -46,8 +45,8 @@ type taskEnvironment struct {
 	IDs         []int64   `json:"ids"`
 }
 
-// taskView is a task as the API shows it.
-type taskView struct {
+// TaskView is a task as the API (and mull tasks --json) shows it.
+type TaskView struct {
 	ID           string          `json:"id"`
 	Kind         string          `json:"kind"`
 	SessionID    string          `json:"session_id"`
@@ -60,15 +59,16 @@ type taskView struct {
 	ClosedAt     *time.Time      `json:"closed_at,omitempty"`
 	OpenSeq      int64           `json:"open_seq"`
 	CloseSeq     int64           `json:"close_seq,omitempty"`
-	Environment  taskEnvironment `json:"environment"`
+	Environment  TaskEnvironment `json:"environment"`
 	ReflectMode  string          `json:"reflect_mode,omitempty"`
 	ReflectedBy  string          `json:"reflected_by,omitempty"`
 	ReflectedAt  *time.Time      `json:"reflected_at,omitempty"`
 	ReflectJobID int64           `json:"reflect_job_id,omitempty"`
 }
 
-func viewTask(t store.Task) taskView {
-	v := taskView{ID: t.ID, Kind: t.Kind, SessionID: t.SessionID, Workspace: t.Workspace, Goal: t.Goal, Expected: t.Expected,
+// ViewTask is t as TaskView.
+func ViewTask(t store.Task) TaskView {
+	v := TaskView{ID: t.ID, Kind: t.Kind, SessionID: t.SessionID, Workspace: t.Workspace, Goal: t.Goal, Expected: t.Expected,
 		Status: t.Status, Result: t.Result, OpenedAt: t.OpenedAt, OpenSeq: t.OpenSeq, CloseSeq: t.CloseSeq,
 		ReflectMode: t.ReflectMode, ReflectedBy: t.ReflectedBy, ReflectJobID: t.ReflectJobID}
 	if !t.ClosedAt.IsZero() {
@@ -78,7 +78,7 @@ func viewTask(t store.Task) taskView {
 		v.ReflectedAt = &t.ReflectedAt
 	}
 	if snap, err := tasks.Environment(t); err == nil {
-		v.Environment = taskEnvironment{Count: snap.Count, Truncated: snap.Truncated, TakenAt: snap.TakenAt,
+		v.Environment = TaskEnvironment{Count: snap.Count, Truncated: snap.Truncated, TakenAt: snap.TakenAt,
 			CommittedAt: snap.CommittedAt, IDs: snap.IDs()}
 	}
 	if v.Environment.IDs == nil {
@@ -123,7 +123,7 @@ func (s *Server) openTask(w http.ResponseWriter, r *http.Request) {
 		writeTaskError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusCreated, map[string]any{"task": viewTask(o.Task)})
+	writeJSON(w, http.StatusCreated, map[string]any{"task": ViewTask(o.Task)})
 }
 
 // showTask is GET /v1/tasks/{id}: the task and its reflections.
@@ -133,7 +133,7 @@ func (s *Server) showTask(w http.ResponseWriter, r *http.Request) {
 		writeTaskError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"task": viewTask(d.Task), "reflections": viewReflections(d.Reflections)})
+	writeJSON(w, http.StatusOK, map[string]any{"task": ViewTask(d.Task), "reflections": ViewReflections(d.Reflections)})
 }
 
 // endRequest is POST /v1/tasks/{id}/end's body.
@@ -161,7 +161,7 @@ func (s *Server) endTask(w http.ResponseWriter, r *http.Request) {
 		writeTaskError(w, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"task": viewTask(c.Task),
+	writeJSON(w, http.StatusOK, map[string]any{"task": ViewTask(c.Task),
 		"reflection": endReflection{Mode: c.Mode, JobID: c.JobID, Material: c.Material}})
 }
 
@@ -178,13 +178,9 @@ func (s *Server) reflectTask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
 		return
 	}
-	// Strings no store keeps faithfully, named by their JSON path, as the
-	// schema's own refusals are.
-	if path, problem := events.CheckJSON(body, maxBodyString); problem != "" {
-		if path == "" {
-			path = "body"
-		}
-		writeJSON(w, http.StatusUnprocessableEntity, fieldBody{Error: path + ": " + problem, Field: path})
+	// Strings no store keeps faithfully: 400 naming their JSON path, as on
+	// every route, before the schema reads it.
+	if !checkJSONBody(w, body) {
 		return
 	}
 	out, err := s.deps.Tasks.Reflect(r.Context(), r.PathValue("id"), body)
@@ -212,15 +208,16 @@ func (s *Server) listTasks(w http.ResponseWriter, r *http.Request) {
 		writeTaskError(w, err)
 		return
 	}
-	out := make([]taskView, 0, len(ts))
+	out := make([]TaskView, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, viewTask(t))
+		out = append(out, ViewTask(t))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"tasks": out})
 }
 
-// reflectionView is one reflection on a task with its items.
-type reflectionView struct {
+// ReflectionView is one reflection on a task with its items, its
+// assessment through the render-time gate.
+type ReflectionView struct {
 	ID              int64      `json:"id"`
 	By              string     `json:"by"`
 	JobID           int64      `json:"job_id,omitempty"`
@@ -228,10 +225,11 @@ type reflectionView struct {
 	Verdict         string     `json:"verdict,omitempty"`
 	LessonsRecorded int        `json:"lessons_recorded"`
 	RecordedAt      time.Time  `json:"recorded_at"`
-	Items           []itemView `json:"items"`
+	Items           []ItemView `json:"items"`
 }
 
-type itemView struct {
+// ItemView is what became of one lesson of a reflection.
+type ItemView struct {
 	Index    int    `json:"index"`
 	Relation string `json:"relation"`
 	TargetID int64  `json:"target_id,omitempty"`
@@ -239,17 +237,18 @@ type itemView struct {
 	Refused  string `json:"refused,omitempty"`
 }
 
-func viewReflections(rs []store.Reflection) []reflectionView {
-	out := make([]reflectionView, 0, len(rs))
+// ViewReflections is rs as ReflectionViews.
+func ViewReflections(rs []store.Reflection) []ReflectionView {
+	out := make([]ReflectionView, 0, len(rs))
 	for _, r := range rs {
 		assessment, ok := trust.Line(r.Assessment)
 		if !ok {
 			assessment = "(withheld by the trust gate)"
 		}
-		v := reflectionView{ID: r.ID, By: r.By, JobID: r.JobID, Assessment: assessment, Verdict: r.Verdict,
-			LessonsRecorded: r.LessonsRecorded, RecordedAt: r.RecordedAt, Items: []itemView{}}
+		v := ReflectionView{ID: r.ID, By: r.By, JobID: r.JobID, Assessment: assessment, Verdict: r.Verdict,
+			LessonsRecorded: r.LessonsRecorded, RecordedAt: r.RecordedAt, Items: []ItemView{}}
 		for _, it := range r.Items {
-			iv := itemView{Index: it.Index, Relation: it.Relation, TargetID: it.TargetID, ID: it.MemoryID}
+			iv := ItemView{Index: it.Index, Relation: it.Relation, TargetID: it.TargetID, ID: it.MemoryID}
 			if it.RefusedCheck != "" {
 				iv.Refused = it.RefusedCheck + ": " + it.RefusedReason
 			}

@@ -150,7 +150,7 @@ func TestTaskRoutesAgentMode(t *testing.T) {
 		if fb.Field != "lessons[0].relation" {
 			t.Fatalf("schema refusal: %+v", fb)
 		}
-		expect(t, serve(srv, "POST", refl, `{"assessment":"x\u0000","lessons":[]}`, tok), http.StatusUnprocessableEntity, &fb)
+		expect(t, serve(srv, "POST", refl, `{"assessment":"x\u0000","lessons":[]}`, tok), http.StatusBadRequest, &fb)
 		if fb.Field != "assessment" {
 			t.Fatalf("NUL: %+v", fb)
 		}

@@ -185,18 +185,16 @@ func (a *applier) prepare(ctx context.Context, refl reflection.Reflection) error
 		}
 		a.built[i] = m
 	}
-	// The task's workspace first, then the others, then the global
-	// library: the order the memory writers take them.
-	first, rest := libs[0], slices.Compact(slices.Sorted(slices.Values(libs[1:])))
-	order := []string{first}
-	for _, l := range rest {
-		if l != "" && l != first {
+	// Workspaces in sorted order, then the global library: the order the
+	// digest's publication takes them (its workspace, then global), and
+	// one order for every reflection, so two never wait on each other.
+	var order []string
+	for _, l := range slices.Compact(slices.Sorted(slices.Values(libs))) {
+		if l != "" {
 			order = append(order, l)
 		}
 	}
-	if first != "" {
-		order = append(order, "")
-	}
+	order = append(order, "")
 	for _, lib := range order {
 		if err := a.s.store.LockLibrary(ctx, a.tx, lib); err != nil {
 			return err
@@ -231,6 +229,11 @@ func (a *applier) lessonOf(it reflection.Item) memory.Memory {
 // apply carries one item out and says what became of it.
 func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory) (store.ReflectionItem, Result, error) {
 	row := store.ReflectionItem{Index: it.Index, Relation: string(it.Relation), TargetID: it.TargetID}
+	if it.Critique != nil {
+		if b, err := json.Marshal(it.Critique); err == nil {
+			row.Critique, row.Verdict = string(b), string(it.Critique.Verdict)
+		}
+	}
 	res := Result{Index: it.Index, Relation: string(it.Relation)}
 	refuse := func(check, why string) (store.ReflectionItem, Result, error) {
 		row.RefusedCheck, row.RefusedReason = check, why
@@ -403,7 +406,7 @@ func (a *applier) outcome(ctx context.Context, failed *error) func(id string) (l
 			return lesson.TaskOutcome{}, false
 		}
 		return lesson.TaskOutcome{ID: t.ID, Status: lesson.TaskStatus(t.Status), Closed: !t.ClosedAt.IsZero(),
-			EnvironmentIDs: t.EnvironmentIDs}, true
+			EnvironmentIDs: t.EnvironmentIDs, Turn: t.Kind == store.TaskKindTurn}, true
 	}
 }
 

@@ -2,6 +2,7 @@ package tasks_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -186,11 +187,18 @@ func TestApplyReferencesAndFields(t *testing.T) {
 		if err != nil || !again.Results[0].Duplicate || again.Results[0].ID != got.Results[2].ID || again.LessonsRecorded != 0 {
 			t.Fatalf("again: %+v %v", again, err)
 		}
-		// Not a valid lesson: the whole is refused, nothing stored.
+		// Not a valid lesson (Parse refuses it too; Apply does not trust
+		// its caller): the whole is refused, nothing stored.
 		f.closedTask("task-3", "s1", store.TaskFailed)
 		before := storetest.Dump(t, s)
-		narrow := m{"relation": "new", "problem": "the migration of the billing tables failed halfway on the production replica", "correction": "retry"}
-		_, err = f.apply("task-3", doc(newLesson("fine one"), narrow), tasks.ByJob)
+		fine := reflection.Item{Index: 0, Relation: reflection.New, Kind: memory.Lesson, Scope: memory.LessonReflection,
+			Fields: memory.LessonFields{Problem: "the fine one", Correction: "a correction that says what to do for the fine one"}}
+		narrow := fine
+		narrow.Index, narrow.Fields = 1, memory.LessonFields{Problem: "the migration of the billing tables failed halfway on the production replica", Correction: "retry"}
+		err = s.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := f.svc.Apply(ctx, tx, "task-3", reflection.Reflection{Assessment: "a", Lessons: []reflection.Item{fine, narrow}}, tasks.ByJob, 0)
+			return err
+		})
 		var fe *reflection.FieldError
 		if !errors.As(err, &fe) || fe.Field != "lessons[1].correction" {
 			t.Fatalf("narrow correction: %v", err)

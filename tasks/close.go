@@ -45,9 +45,6 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 	}
 	result = strings.TrimSpace(result)
 	mode := s.cfg.ModeOrDefault()
-	if mode != config.ReflectAgent && s.client == nil {
-		return Closed{}, errors.New("tasks: reflection.mode " + mode + " enqueues reflect_task, and no River client was given (UseClient)")
-	}
 	var out Closed
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
 		t, err := s.store.GetTask(ctx, tx, id)
@@ -74,6 +71,9 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 		}
 		out.Mode = mode
 		if mode != config.ReflectAgent {
+			if s.client == nil {
+				return errors.New("reflection.mode " + mode + " enqueues reflect_task, and this service has no River client (UseClient)")
+			}
 			res, err := s.client.InsertTx(ctx, tx, reflecttask.Args{TaskID: t.ID},
 				&river.InsertOpts{UniqueOpts: river.UniqueOpts{ByArgs: true}})
 			if err != nil {
@@ -101,7 +101,8 @@ func (s *Service) Close(ctx context.Context, id, status, result string) (Closed,
 // task, its DECISION ENVIRONMENT (lesson.RenderEnvironment of its frozen
 // snapshot) when reflection.environment_in_brief is on, and the decision
 // trajectory of its window's stored events, with reflection.silent and
-// reflection.adversarial_review as configured.
+// reflection.adversarial_review as configured, and the schema offers
+// ReflectionScopes.
 func (s *Service) Material(ctx context.Context, q memories.Querier, t store.Task, mode reflection.Mode) (string, error) {
 	env := ""
 	if s.cfg.EnvironmentInBriefOn() {
@@ -122,7 +123,8 @@ func (s *Service) Material(ctx context.Context, q memories.Querier, t store.Task
 	}
 	brief := reflection.TaskBrief{ID: t.ID, Goal: t.Goal, Expected: t.Expected, Status: t.Status, Result: t.Result}
 	return reflection.Material(brief, env, reflection.BuildTrajectory(window, reflection.TrajectoryOptions{}),
-		reflection.MaterialOptions{Mode: mode, Silent: s.cfg.SilentOn(), Adversarial: s.cfg.AdversarialReview}), nil
+		reflection.MaterialOptions{Mode: mode, Silent: s.cfg.SilentOn(), Adversarial: s.cfg.AdversarialReview,
+			Scopes: ReflectionScopes}), nil
 }
 
 // maxWindowEvents bounds the events a material reads of a task's window

@@ -175,6 +175,13 @@ func TestAgentModeReflect(t *testing.T) {
 		if !strings.Contains(err.Error(), "lessons[0].target_id") {
 			t.Fatalf("bad body: %v", err)
 		}
+		// The agent writes its session's and its workspace's lessons, not
+		// every workspace's.
+		_, err = f.svc.Reflect(ctx, o.Task.ID, []byte(`{"assessment":"x","lessons":[{"relation":"new","scope":"global",
+			"problem":"npm install fails","correction":"use pnpm install in every repository","boundary":"all repos"}]}`))
+		if err == nil || !strings.Contains(err.Error(), "lessons[0].scope") {
+			t.Fatalf("global scope: %v", err)
+		}
 		_, err = f.svc.Reflect(ctx, o.Task.ID, []byte(`{"task_id":"task-other","assessment":"x","lessons":[]}`))
 		if err == nil || !strings.Contains(err.Error(), "task_id") {
 			t.Fatalf("other task's id: %v", err)

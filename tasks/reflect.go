@@ -5,9 +5,18 @@ import (
 	"database/sql"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/reflection"
 	"github.com/mullhq/mull/store"
 )
+
+// ReflectionScopes are the scopes a reflection on a task may write, the
+// agent's and the reflect_task job's alike: its own session's (reflection)
+// and its workspace's. Both read an untrusted session, so global (every
+// workspace's prompt) and another session's are an operator's move (mull
+// lessons move). Pass it to reflection.Parse and, through Material, to the
+// material's schema.
+var ReflectionScopes = []memory.LessonScope{memory.LessonReflection, memory.LessonWorkspace}
 
 // Reflect is the agent's task_reflect: body is the reflection's JSON (the
 // schema the reflect_task job's model answers in). The task must be closed
@@ -31,7 +40,7 @@ func (s *Service) Reflect(ctx context.Context, taskID string, body []byte) (Appl
 	case !t.ReflectedAt.IsZero():
 		return Applied{}, &AlreadyReflectedError{ID: t.ID, By: t.ReflectedBy, At: t.ReflectedAt}
 	}
-	refl, err := reflection.Parse(body, reflection.Options{Adversarial: s.cfg.AdversarialReview})
+	refl, err := reflection.Parse(body, reflection.Options{Adversarial: s.cfg.AdversarialReview, Scopes: ReflectionScopes})
 	if err != nil {
 		return Applied{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/tasks"
 	"github.com/mullhq/mull/workflows"
 )
 
@@ -31,6 +32,8 @@ type app struct {
 	ingest *ingest.Service
 	// memories is the memory store's service, for the API and the CLI.
 	memories *memories.Service
+	// tasks opens, closes and reflects on tasks, for the API and the CLI.
+	tasks *tasks.Service
 	// builtin are the periodic jobs every worker runs whatever the config
 	// says: what the job kinds declared (jobs.Register).
 	builtin []config.Cron
@@ -116,10 +119,16 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
 		Runner: a.runner, Config: a.cfg})
 	a.ingest, a.builtin = w.Ingest, w.Cron
+	a.tasks = tasks.New(a.store, a.memories, a.ingest, a.cfg.Reflection)
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
 		Config: a.cfg, Logger: a.log, Work: mode == work, Builtin: a.builtin,
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	// task_end enqueues reflect_task with this client, in its transaction.
+	a.tasks.UseClient(a.client)
+	return nil
 }
 
 func (a *app) close() {

@@ -125,7 +125,7 @@ print' shows the result.`,
 	pf.StringVar(&g.logFormat, "log-format", "", "auto, text or json (default auto: text on a terminal, else JSON; env MULL_LOG_FORMAT)")
 	root.AddCommand(
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
-		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newWorkersCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newDSHCmd(g),
+		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newWorkersCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newTasksCmd(g), newDSHCmd(g),
 		newFakeDeepSeekCmd(g), newBudgetCmd(g), newRetroCmd(g), newProposalsCmd(g), newPlaybooksCmd(g), newConsolidateCmd(g), newLessonsCmd(g),
 		newReportCmd(g),
 	)

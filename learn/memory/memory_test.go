@@ -29,8 +29,6 @@ func TestValidate(t *testing.T) {
 		{"relative workspace", func(m *memory.Memory) { m.Workspace = "app" }, "workspace", "absolute"},
 		{"no kind", func(m *memory.Memory) { m.Kind = "" }, "kind", "required"},
 		{"unknown kind", func(m *memory.Memory) { m.Kind = "rumour" }, "kind", `"rumour" is not one of prefetch, principle`},
-		{"a failure lesson", func(m *memory.Memory) { m.Kind = memory.Failure }, "", ""},
-		{"a directive", func(m *memory.Memory) { m.Kind = memory.Directive }, "", ""},
 		{"agent writes a principle", func(m *memory.Memory) { m.Kind = memory.Principle }, "kind", "not by origin tool"},
 		{"retro writes prefetch", func(m *memory.Memory) { m.Kind, m.Origin = memory.Prefetch, memory.OriginRetro }, "kind", "not by origin retro"},
 		{"blank text", func(m *memory.Memory) { m.Text = "   " }, "text", "required"},
