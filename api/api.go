@@ -110,6 +110,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesConsolidate()
 	s.routesLogin()
 	s.routesReport()
+	s.routesLessons()
 	s.routesTasks()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))

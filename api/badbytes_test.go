@@ -121,6 +121,15 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /login", query: map[string]string{"next": "/riverui/"}},
 	{pattern: "POST /login"},
 	{pattern: "POST /logout"},
+	{pattern: "GET /v1/lessons/{id}/lookup", path: map[string]string{"id": "L1"}},
+	{pattern: "GET /v1/admin/lessons", query: map[string]string{"workspace": "/w", "session": "session-1", "all": "false"}},
+	{pattern: "POST /v1/admin/lessons", body: `{"kind":"lesson","scope":"workspace","workspace":"/w","session":"","fields":{"problem":"go test hangs","correction":"use a short timeout for go test","applies_when":"db tests","confidence":"high","boundary":"this repo"}}`},
+	{pattern: "GET /v1/admin/lessons/check"},
+	{pattern: "GET /v1/admin/lessons/stats", query: map[string]string{"workspace": "/w"}},
+	{pattern: "GET /v1/admin/lessons/deprecated", query: map[string]string{"workspace": "/w"}},
+	{pattern: "POST /v1/admin/lessons/{id}/move", path: map[string]string{"id": "L999"}, body: `{"to":"global","boundary":"every repo"}`},
+	{pattern: "POST /v1/admin/lessons/{id}/remove", path: map[string]string{"id": "L999"}, body: `{"yes":false,"reason":"wrong"}`},
+	{pattern: "POST /v1/admin/lessons/{id}/deprecate", path: map[string]string{"id": "L999"}, body: `{"reason":"outdated"}`},
 }
 
 // TestEveryRouteIsListed reads the routes api registers from its source,

@@ -104,8 +104,11 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 	engine.Add(reg, llmprobe.Spec, &llmprobe.Worker{LLM: d.LLM, Logger: d.Logger})
 	budgetsweep.Register(reg, &budgetsweep.Worker{Ledger: d.Ledger, Store: d.Store, Hold: d.LLM.Hold(),
 		KeepPrompts: d.LLM.KeepPrompts(), Logger: d.Logger})
-	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps})
-	retroerror.Register(reg, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps},
+	noGate := !cfg.Reflection.GateOn()
+	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps,
+		NoPrecedentGate: noGate})
+	retroerror.Register(reg, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps,
+		NoPrecedentGate: noGate},
 		&retroerror.Hook{Store: d.Store, Logger: d.Logger.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
 	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})

@@ -220,11 +220,15 @@ type Worker struct {
 	// promotes to it.
 	Scope    memory.Scope
 	TempDirs []string
+	// NoPrecedentGate is retrosession.Worker's (reflection.precedent_gate
+	// off).
+	NoPrecedentGate bool
 }
 
 // Work asks the model about the session's errors and applies its answer
 // with the job's completion.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps, Scope: w.Scope, TempDirs: w.TempDirs}
+	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps, Scope: w.Scope, TempDirs: w.TempDirs,
+		NoPrecedentGate: w.NoPrecedentGate}
 	return retrosession.Run(ctx, p, job, job.Args.SessionID, retro.ErrorFocus)
 }

@@ -7,11 +7,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
@@ -103,7 +105,13 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 		if err != nil {
 			return err
 		}
-		ch = retro.PlanShown(a.Output, memories.FromRows(existing), a.shown, retro.Source{Workspace: lib, SessionID: sess.ID, JobID: job.ID}, now)
+		lib0 := memories.FromRows(existing)
+		ch = retro.PlanShown(a.Output, lib0, a.shown, retro.Source{Workspace: lib, SessionID: sess.ID, JobID: job.ID}, now)
+		if !w.NoPrecedentGate {
+			if ch, err = gatePrecedent(ctx, st, tx, ch, lib0); err != nil {
+				return err
+			}
+		}
 		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
 			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts()}
 		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
@@ -142,6 +150,26 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 }
 
 var errAlreadyApplied = errors.New("retro already applied")
+
+// gatePrecedent is retro.GatePrecedent with the evidence tasks read in tx:
+// a supersede of a structured lesson needs evidence that it did not work.
+func gatePrecedent(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Changes, existing []memory.Memory) (retro.Changes, error) {
+	tasks := map[string]lesson.TaskOutcome{}
+	for _, id := range retro.EvidenceIDs(ch) {
+		t, err := st.GetTask(ctx, tx, strings.TrimSpace(id))
+		if errors.Is(err, store.ErrNotFound) {
+			continue
+		} else if err != nil {
+			return ch, err
+		}
+		tasks[strings.TrimSpace(id)] = lesson.TaskOutcome{ID: t.ID, Status: lesson.TaskStatus(t.Status), Closed: !t.ClosedAt.IsZero(),
+			EnvironmentIDs: t.EnvironmentIDs}
+	}
+	return retro.GatePrecedent(ch, existing, func(id string) (lesson.TaskOutcome, bool) {
+		t, ok := tasks[id]
+		return t, ok
+	}), nil
+}
 
 // writeMemories adds, bumps and invalidates the library's memories as
 // planned, linking each invalidated memory to its stored replacement.

@@ -95,6 +95,11 @@ type Worker struct {
 	// TempDirs are the temporary directories whose workspaces never
 	// promote (/tmp always is one). Defaults to os.TempDir().
 	TempDirs []string
+	// NoPrecedentGate turns the precedent gate off for the retro's
+	// supersedes (config reflection.precedent_gate = false). Zero: on, the
+	// default: a supersede of a structured lesson needs evidence task ids
+	// that pass lesson.CheckEvidence, or it is dropped (retro.DropPrecedent).
+	NoPrecedentGate bool
 
 	// beforeApply, set by tests only, runs between the model's answer and
 	// the apply transaction: a test holds two retros there to apply them

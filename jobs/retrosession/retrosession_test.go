@@ -58,6 +58,8 @@ type retros struct {
 	// beforeApply holds each retro_session between its answer and its
 	// apply (retrosession.SetBeforeApply).
 	beforeApply func()
+	// noGate turns the precedent gate off (reflection.precedent_gate false).
+	noGate bool
 }
 
 // startRetros starts a working client for retro_session jobs, and
@@ -70,7 +72,8 @@ func startRetros(t *testing.T, s *store.Store, r retros) *env {
 		overrides["retro_error"] = r.jobs
 	}
 	reg := engine.NewRegistry(overrides)
-	w := &retrosession.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs}
+	w := &retrosession.Worker{Store: s, LLM: l.LLM, Logger: enginetest.Logger(), Scope: r.scope, TempDirs: r.tempDirs,
+		NoPrecedentGate: r.noGate}
 	if r.beforeApply != nil {
 		retrosession.SetBeforeApply(w, r.beforeApply)
 	}

@@ -28,6 +28,7 @@ const (
 	MaxDetailRunes   = 2000
 	MaxSupersedes    = 3 // ids one entry replaces
 	MaxWhyRunes      = 200
+	MaxEvidence      = 8 // evidence task ids per supersede
 	minSupersedeRune = 4 // memory.Matches matches nothing shorter
 )
 
@@ -62,6 +63,11 @@ type Entry struct {
 	// Supersedes are ids of the library shown that this entry replaces:
 	// each is invalidated and linked to it. At most MaxSupersedes.
 	Supersedes []Ref `json:"supersedes,omitempty"`
+	// Evidence are the task ids that challenge the structured lessons
+	// Supersedes names: the precedent gate (GatePrecedent) refuses a
+	// supersede of a structured lesson without them. At most
+	// MaxEvidence.
+	Evidence []string `json:"evidence_task_ids,omitempty"`
 }
 
 // Ref is a memory id as the model wrote it, an untrusted value: a JSON
@@ -146,6 +152,9 @@ type Supersede struct {
 	// Kind is the section: facts, lessons, resources or methods.
 	Kind string `json:"kind,omitempty"`
 	Text string `json:"text,omitempty"`
+	// Evidence are the task ids that challenge a structured lesson it
+	// names (see Entry.Evidence).
+	Evidence []string `json:"evidence_task_ids,omitempty"`
 }
 
 // Proposal is an improvement to the agent's setup, for the user to decide.
@@ -266,8 +275,27 @@ func checkEntry(f string, e Entry, check func(string) string) error {
 	if len(e.Supersedes) > MaxSupersedes {
 		return bad(f+".supersedes", "%d ids, at most %d", len(e.Supersedes), MaxSupersedes)
 	}
+	return checkEvidence(f, e.Evidence)
+}
+
+// checkEvidence checks a supersede's evidence task ids: how many, and
+// each storable and one short line. Whether they pass the precedent gate
+// is GatePrecedent's.
+func checkEvidence(f string, ids []string) error {
+	if len(ids) > MaxEvidence {
+		return bad(f+".evidence_task_ids", "%d ids, at most %d", len(ids), MaxEvidence)
+	}
+	for i, id := range ids {
+		if err := checkText(fmt.Sprintf("%s.evidence_task_ids[%d]", f, i), id, 1, maxTaskIDRunes); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// maxTaskIDRunes bounds an evidence task id ("task-<uuid>" is 41,
+// "turn-<session>-<n>" longer).
+const maxTaskIDRunes = 300
 
 // arrows checks "a -> b -> c" (or with →): three non-empty parts.
 func arrows(s string) string {
@@ -335,6 +363,9 @@ func checkPlaybook(f string, p Playbook, seen map[string]int) error {
 
 func checkSupersede(f string, s Supersede) error {
 	if err := memory.CheckStorable(f+".why", s.Why); err != nil {
+		return err
+	}
+	if err := checkEvidence(f, s.Evidence); err != nil {
 		return err
 	}
 	if utf8.RuneCountInString(s.Why) > MaxWhyRunes {

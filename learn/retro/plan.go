@@ -68,6 +68,12 @@ type Invalidation struct {
 	// By is the index in Add of the memory that replaces it, or -1. The
 	// job links memory.Memory.SupersededBy once Add is stored.
 	By int
+	// Field is the answer's path that named it ("supersede[1].id",
+	// "facts[0].supersedes[2]"), ByID whether it named it by id, and
+	// Evidence the task ids that entry gave (GatePrecedent reads them).
+	Field    string
+	ByID     bool
+	Evidence []string
 }
 
 // Rejected is an entry that could not be applied; Err names its field.
@@ -86,6 +92,9 @@ type DroppedRef struct {
 	Ref Ref
 	// Reason is one of the Drop* reasons.
 	Reason string
+	// Detail says more where the reason has parts: DropPrecedent's
+	// refused check ("no_evidence: …").
+	Detail string `json:",omitempty"`
 }
 
 // The reasons an id of an answer is dropped. The model only ever sees the
@@ -216,7 +225,7 @@ func (p *planner) supersede(f string, s Supersede, existing []memory.Memory) {
 			}
 		}
 		if m, ok := p.resolve(f+".id", s.ID); ok {
-			p.invalidate(m, why, -1)
+			p.cite(p.invalidate(m, why, -1), f+".id", true, s.Evidence)
 			c.SupersedesByID++
 		}
 		return
@@ -234,7 +243,7 @@ func (p *planner) supersede(f string, s Supersede, existing []memory.Memory) {
 	for _, m := range existing {
 		if m.Kind == supersedeKinds[s.Kind] && live(m, p.now) && !p.invalid[m.ID] &&
 			(m.Text == text || memory.Matches(text, m.Text)) {
-			p.invalidate(m, why, -1)
+			p.cite(p.invalidate(m, why, -1), f, false, s.Evidence)
 		}
 	}
 }
@@ -269,6 +278,13 @@ func (p *planner) invalidate(m memory.Memory, why string, by int) int {
 	reason := m.Invalidated(p.now, supersedeReason(p.src, why), 0).InvalidReason
 	p.c.Invalidate = append(p.c.Invalidate, Invalidation{ID: m.ID, Reason: reason, By: by})
 	return len(p.c.Invalidate) - 1
+}
+
+// cite records which field of the answer named invalidation j, and the
+// evidence it gave.
+func (p *planner) cite(j int, field string, byID bool, evidence []string) {
+	inv := &p.c.Invalidate[j]
+	inv.Field, inv.ByID, inv.Evidence = field, byID, evidence
 }
 
 // gate passes one text that is not a memory through the trust gate once
@@ -394,8 +410,11 @@ func (p *planner) addEntry(f string, s memSection, e Entry, existing []memory.Me
 	var replaces []int
 	if !m.Quarantined {
 		for k, r := range e.Supersedes {
-			if old, ok := p.resolve(fmt.Sprintf("%s.supersedes[%d]", f, k), r); ok {
-				replaces = append(replaces, p.invalidate(old, "", -1))
+			field := fmt.Sprintf("%s.supersedes[%d]", f, k)
+			if old, ok := p.resolve(field, r); ok {
+				j := p.invalidate(old, "", -1)
+				p.cite(j, field, true, e.Evidence)
+				replaces = append(replaces, j)
 				c.SupersedesByID++
 			}
 		}
