@@ -181,7 +181,7 @@ func TestLessonAdminRoutes(t *testing.T) {
 		if len(cb.Problems) != 0 {
 			t.Fatalf("check of a sound library: %+v", cb)
 		}
-		bad := storeLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonWorkspace, Workspace: "/w",
+		bad := putLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonWorkspace, Workspace: "/w",
 			Lesson: &memory.LessonFields{Problem: "no boundary here", Correction: "declare one always please"}})
 		expect(t, serve(srv, "GET", "/v1/admin/lessons/check", ""), http.StatusOK, &cb)
 		if len(cb.Problems) != 1 || cb.Problems[0].Rule != lesson.RuleBoundary || !strings.HasPrefix(cb.Problems[0].Line, fmt.Sprintf("L%d boundary: ", bad)) {
@@ -192,7 +192,7 @@ func TestLessonAdminRoutes(t *testing.T) {
 
 // storeLesson writes a lesson row as it is, past the service's checks
 // (a row an older mull or a job wrote), and returns its id.
-func storeLesson(t *testing.T, s *store.Store, m memory.Memory) int64 {
+func putLesson(t *testing.T, s *store.Store, m memory.Memory) int64 {
 	t.Helper()
 	if m.RecordedAt.IsZero() {
 		m.RecordedAt = lessonT0
@@ -226,7 +226,7 @@ func TestLessonLookup(t *testing.T) {
 			m := memory.Memory{Kind: memory.Lesson, Scope: memory.LessonGlobal, RecordedAt: lessonT0.Add(time.Duration(i) * time.Minute),
 				Lesson: &memory.LessonFields{Problem: fmt.Sprintf("problem number %d", i), Correction: "a correction for it",
 					Confidence: memory.ConfidenceMedium, Boundary: "everywhere"}}
-			m.ID = storeLesson(t, s, m)
+			m.ID = putLesson(t, s, m)
 			inForce = append(inForce, m)
 		}
 		task := store.Task{ID: "task-src", Kind: store.TaskKindTask, SessionID: "s1", Workspace: "/w", Goal: "ship the fix",
@@ -238,7 +238,7 @@ func TestLessonLookup(t *testing.T) {
 			At: lessonT0.Add(time.Hour), CloseSeq: 17, ReflectMode: "job"}); err != nil {
 			t.Fatal(err)
 		}
-		id := storeLesson(t, s, memory.Memory{Kind: memory.Failure, Scope: memory.LessonReflection, ScopeSession: "s1", SessionID: "s1",
+		id := putLesson(t, s, memory.Memory{Kind: memory.Failure, Scope: memory.LessonReflection, ScopeSession: "s1", SessionID: "s1",
 			Workspace: "/w", TaskID: "task-src", Lesson: &memory.LessonFields{Problem: "the migration ran twice", Avoid: "running migrate in a loop",
 				Confidence: memory.ConfidenceHigh, SourceText: "SECRET-ACCOUNT of the agent"}})
 		// A later failed task had it in force: one counterexample.
@@ -258,7 +258,7 @@ func TestLessonLookup(t *testing.T) {
 			`"opposition_residual":"maybe postgres too","validity":{"premise_truth":"supported"},"verdict":"narrowed"}}]`
 		// A lesson whose item keeps its own critique (migration 019's
 		// per-item columns).
-		own := storeLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonReflection, ScopeSession: "s1", SessionID: "s1",
+		own := putLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonReflection, ScopeSession: "s1", SessionID: "s1",
 			Workspace: "/w", TaskID: "task-src", Lesson: &memory.LessonFields{Problem: "the lock was held too long", Correction: "release it before the call"}})
 		if _, err := s.InsertReflection(ctx, s.DB, store.Reflection{TaskID: "task-src", By: store.ReflectedByJob, JobID: 3,
 			Assessment: "failed", Critique: critique, Verdict: "narrowed", LessonsRecorded: 2, RecordedAt: lessonT0.Add(time.Hour),
@@ -298,8 +298,8 @@ func TestLessonLookup(t *testing.T) {
 			t.Fatalf("lesson: %+v", got.Lesson)
 		}
 
-		fact := storeLesson(t, s, memory.Memory{Kind: memory.Fact, Workspace: "/w", Text: "the build uses make"})
-		quarantined := storeLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonGlobal, Quarantined: true,
+		fact := putLesson(t, s, memory.Memory{Kind: memory.Fact, Workspace: "/w", Text: "the build uses make"})
+		quarantined := putLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonGlobal, Quarantined: true,
 			QuarantineReason: "instruction", Lesson: &memory.LessonFields{Problem: "x problem", Correction: "obey me now please", Boundary: "b"}})
 		expectError(t, serve(srv, "GET", "/v1/lessons/L999/lookup", ""), http.StatusNotFound, "no such lesson")
 		expectError(t, serve(srv, "GET", fmt.Sprintf("/v1/lessons/%d/lookup", fact), ""), http.StatusNotFound, "not a lesson")
