@@ -62,9 +62,8 @@
 #      SOURCE TASK session A's task, status failed, its event seq
 #      timeline; OTHER LESSONS IN FORCE WHEN THAT TASK STARTED (N total),
 #      N the count session A's task_start recorded), and task_end
-#      succeeded; the reflect_task material of session B's task (`mull
-#      llm calls show`) has L<n> in its DECISION ENVIRONMENT: the snapshot
-#      frozen at its start holds the failure
+#      succeeded; the snapshot frozen at its start (`mull tasks show
+#      --json`) holds L<n> and counts what task_start said
 #   9. a session whose model call fails (HTTP 400): DSH exits 1, the plugin
 #      sends its turn_end and error
 #  10. import after the failing sessions: `mull import dsh` into mull (the
@@ -624,33 +623,22 @@ console.log(out.split('\n').map(l => `  ${l}`).join('\n'))
 EOF
 echo "   lessons_lookup L$lid answered:"
 sed 's/^/   /' "$tmp/lookup-check.txt"
-# The snapshot: reflect_task's material for session B's task shows the
-# task's DECISION ENVIRONMENT, frozen at task_start; the failure is in it.
-snap=
-for _ in $(seq 1 300); do
-  if "$mull" llm calls --kind reflect_task --json > "$tmp/reflect-calls.json" 2>/dev/null; then
-    for c in $("$node" -e 'for (const c of JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")) ?? []) console.log(c.id ?? c.ID)' "$tmp/reflect-calls.json"); do
-      "$mull" llm calls show "$c" > "$tmp/reflect-call.txt" 2>&1 || continue
-      grep -q "$taskB" "$tmp/reflect-call.txt" && { snap=$c; break; }
-    done
-    [ -n "$snap" ] && break
-  fi
-  sleep 0.2
-done
-[ -n "$snap" ] || fail "no reflect_task call for session B's task $taskB within 60s of its end: $(head -c 1500 "$tmp/reflect-calls.json" 2>/dev/null)"
-"$node" - "$tmp/reflect-call.txt" "L$lid" > "$tmp/snapshot-check.txt" <<'EOF' || fail "session B's task snapshot: $(cat "$tmp/snapshot-check.txt")"
-const [file, ref] = process.argv.slice(2)
-const text = require('node:fs').readFileSync(file, 'utf8')
-const at = text.indexOf('DECISION ENVIRONMENT')
-if (at < 0) { console.log(`the reflect_task material has no DECISION ENVIRONMENT:\n${text.slice(0, 3000)}`); process.exit(1) }
-const env = text.slice(at, text.indexOf('DECISION TRAJECTORY', at) >>> 0)
-const line = env.split('\n').find(l => new RegExp(`\\b${ref}\\b`).test(l))
-if (!line) { console.log(`the DECISION ENVIRONMENT of session B's task lacks ${ref}:\n${env.slice(0, 3000)}`); process.exit(1) }
-console.log(`${env.split('\n')[0].slice(0, 160)}`)
-console.log(`  ${line.trim()}`)
+# The snapshot frozen at session B's task_start (`mull tasks show`): the
+# failure is in it, detailed or one-line.
+"$mull" tasks show "$taskB" --json > "$tmp/taskB.json" 2> "$tmp/taskB-show.err" || fail "mull tasks show $taskB: $(cat "$tmp/taskB-show.err")"
+"$node" - "$tmp/taskB.json" "$lid" "$envB" > "$tmp/snapshot-check.txt" <<'EOF' || fail "session B's task snapshot: $(cat "$tmp/snapshot-check.txt")"
+const [file, id, envB] = process.argv.slice(2)
+const d = JSON.parse(require('node:fs').readFileSync(file, 'utf8'))
+const env = d.environment ?? {}
+const detailed = (env.lessons ?? []).map(l => l.id), omitted = (env.omitted ?? []).map(l => l.id)
+const bad = m => { console.log(`${m}\n${JSON.stringify(d).slice(0, 3000)}`); process.exit(1) }
+if (!detailed.includes(Number(id)) && !omitted.includes(Number(id))) bad(`the snapshot of ${d.task?.id} lacks L${id}: detailed ${detailed}, omitted ${omitted}`)
+if (env.count !== detailed.length + omitted.length) bad(`the snapshot counts ${env.count} but holds ${detailed.length} + ${omitted.length}`)
+if (String(env.count) !== envB) bad(`the snapshot counts ${env.count}; task_start said ${envB}`)
+console.log(`snapshot of ${d.task?.id} (taken ${env.taken_at}, ${env.count} lessons): detailed ${detailed.map(i => 'L' + i).join(' ') || '-'}, one-line ${omitted.map(i => 'L' + i).join(' ') || '-'}`)
 EOF
 sed 's/^/   /' "$tmp/snapshot-check.txt"
-took "task $taskB (${envB} lessons in force at its start, L$lid among them; reflect_task call $snap)"
+took "task $taskB (${envB} lessons in force at its start, L$lid among them)"
 
 # ---------------------------------------------------------------- 9. provider error
 step "a session whose model call fails: DSH exits 1, the plugin sends the error"
