@@ -40,9 +40,9 @@
 #      session_end; retro_session (mull's LLM is the fake, whose retro names
 #      the first failed tool call) writes a lesson naming the command,
 #      polled with `mull memory list` for up to 60s; a new session 2's first
-#      system prompt (its log's request/header row) has the lesson's line
-#      (the retro's handoff, written with it, makes the digest due at once),
-#      and its model saw it
+#      system prompt (its log's request/header row) has the lesson, naming
+#      the command, under a Lessons heading (the retro's handoff, written
+#      with it, makes the digest due at once), and its model saw it
 #   8. task reflection and structured lessons (issue 11), reflection.mode
 #      job (the default): session A's model (chained call markers; the
 #      last one quotes the task_id the first returned, {{match:RE}})
@@ -438,19 +438,22 @@ log2=$(new_log "$tmp/logs-before-loop2.txt")
 [ -n "$log2" ] || fail "session 2 wrote no session log"
 sid2=$(basename "$(dirname "$log2")")
 [ "$sid2" != "$sid1" ] || fail "session 2 reused session 1's id"
-"$node" - "$log2" "$lesson" > "$tmp/loop2-check.txt" <<'EOF' || fail "session 2's system prompt: $(cat "$tmp/loop2-check.txt")"
-const [file, lesson] = process.argv.slice(2)
+"$node" - "$log2" "$missing" > "$tmp/loop2-check.txt" <<'EOF' || fail "session 2's system prompt: $(cat "$tmp/loop2-check.txt")"
+// The lesson as the digest renders it: a structured lesson's first line
+// (its id and problem, which names the command), then its fields indented.
+const [file, missing] = process.argv.slice(2)
 const rows = require(process.env.DSHLOG_JS).rows(file)
 const headers = rows.filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
-const system = headers[0].data.header.system
-const line = system.split('\n').find(l => l.includes(lesson))
-if (!line) { console.log(`the first system prompt lacks the lesson "${lesson}":\n${system.slice(0, 4000)}`); process.exit(1) }
-const lines = system.split('\n')
-const i = lines.indexOf(line)
+const lines = headers[0].data.header.system.split('\n')
+const i = lines.findIndex(l => l.includes(missing))
+if (i < 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
 const heading = lines.slice(0, i).reverse().find(l => l.startsWith('#'))
-console.log(`system prompt line ${i + 1} of ${lines.length}, under "${heading ?? '?'}":`)
-console.log(`  ${line}`)
+if (!/Lessons/.test(heading ?? '')) { console.log(`the lesson naming ${missing} is under "${heading}", not a Lessons heading`); process.exit(1) }
+let j = i + 1
+while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
+console.log(`system prompt lines ${i + 1}..${j} of ${lines.length}, under "${heading}":`)
+for (const l of lines.slice(i, j)) console.log(`  ${l}`)
 EOF
 sed 's/^/   /' "$tmp/loop2-check.txt"
 grep -q "LESSON-SEEN $lmarker" "$tmp/loop2.out" || fail "session 2's model did not see the lesson (the fake DeepSeek's lesson rule did not fire): $(cat "$tmp/loop2.out")"
@@ -584,17 +587,21 @@ const [file, missing, ref] = process.argv.slice(2)
 const headers = require(process.env.DSHLOG_JS).rows(file).filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const lines = headers[0].data.header.system.split('\n')
-const i = lines.findIndex(l => l.includes(missing))
-if (i < 0) { console.log(`the first system prompt lacks the failure naming ${missing}:\n${lines.join('\n').slice(0, 5000)}`); process.exit(1) }
-// The block the line is in: the nearest heading above it (a "#" line, or a
+// Each line naming the command (session A's retro lesson names it too),
+// with the block it is in: the nearest heading above it (a "#" line, or a
 // lesson block's title).
 const title = l => /^\s*#+\s/.test(l) || /^[\s*#]*(Known failures|Lessons: |\[CONFLICTS\]|\[BOUNDARIES\])/.test(l)
-const h = lines.slice(0, i).findLastIndex(title)
-const heading = h >= 0 ? lines[h] : ''
-if (!heading.includes('Known failures')) { console.log(`the failure is under "${heading}", not Known failures:\n${lines.slice(Math.max(0, h), i + 3).join('\n')}`); process.exit(1) }
+const found = lines.flatMap((l, i) => l.includes(missing) ? [{ i, h: lines.slice(0, i).findLastIndex(title) }] : [])
+if (!found.length) { console.log(`the first system prompt lacks the failure naming ${missing}:\n${lines.join('\n').slice(0, 5000)}`); process.exit(1) }
+const hit = found.find(f => f.h >= 0 && lines[f.h].includes('Known failures') && lines[f.i].includes(ref)) ??
+  found.find(f => f.h >= 0 && lines[f.h].includes('Known failures'))
+if (!hit) { console.log(`no line naming ${missing} is under Known failures:\n${found.map(f => `  under "${lines[f.h] ?? ''}": ${lines[f.i]}`).join('\n')}`); process.exit(1) }
+const { i, h } = hit
 if (!lines[i].includes(ref)) { console.log(`the failure's line does not carry its id ${ref}, which the agent needs for lessons_lookup: ${lines[i]}`); process.exit(1) }
-console.log(`system prompt lines ${h + 1}..${i + 1} of ${lines.length}:`)
-for (const l of lines.slice(h, i + 1)) console.log(`  ${l}`)
+let j = i + 1
+while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
+console.log(`system prompt lines ${h + 1}..${j} of ${lines.length}:`)
+for (const l of lines.slice(h, j)) console.log(`  ${l}`)
 EOF
 sed 's/^/   /' "$tmp/taskB-prompt.txt"
 took "session $sidB"
