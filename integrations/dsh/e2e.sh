@@ -582,7 +582,18 @@ logB=$(new_log "$tmp/logs-before-taskB.txt")
 [ -n "$logB" ] || fail "session B wrote no session log"
 sidB=$(basename "$(dirname "$logB")")
 [ "$sidB" != "$sidA" ] || fail "session B reused session A's id"
-"$node" - "$logB" "$tmissing" "L$lid" > "$tmp/taskB-prompt.txt" <<'EOF' || fail "session B's system prompt: $(cat "$tmp/taskB-prompt.txt")"
+# On a miss, what mull publishes now, and the two writes' order: the
+# failure must be stored before the retro's handoff republishes the digest,
+# or it waits for lessons.commit_every lessons (a notice meanwhile).
+missed() {
+  curl -fsS -G "$murl/v1/digest" --data-urlencode "workspace=$ws" --data-urlencode "session=$sidB" -o "$tmp/digest-B.txt" 2>/dev/null || true
+  { "$mull" jobs list --kind reflect_task --state completed; "$mull" jobs list --kind retro_session --state completed; } > "$tmp/jobs-B.txt" 2>&1 || true
+  echo "session B's system prompt: $(cat "$tmp/taskB-prompt.txt")
+GET /v1/digest now (session B): $(grep -c -- "$tmissing" "$tmp/digest-B.txt" 2>/dev/null || true) lines name $tmissing
+lesson L$lid recorded $(sed -n 's/.*"recorded_at": *"\([^"]*\)".*/\1/p' "$tmp/failure.json"); jobs:
+$(cat "$tmp/jobs-B.txt")"
+}
+"$node" - "$logB" "$tmissing" "L$lid" > "$tmp/taskB-prompt.txt" <<'EOF' || fail "$(missed)"
 const [file, missing, ref] = process.argv.slice(2)
 const headers = require(process.env.DSHLOG_JS).rows(file).filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
