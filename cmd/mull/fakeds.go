@@ -29,16 +29,23 @@ shares a prefix with an earlier one (for the requests after it), and every
 mull at it with MULL_LLM_BASE_URL=http://ADDR. It runs until interrupted.
 
 Without a script it answers every mull prompt type (named by a
-"mull-prompt: <type>" line in the system message) with schema-valid JSON.
+"mull-prompt: <type>" line in the system message, else by the job kind of
+the X-Mull-Job-Kind header) with schema-valid JSON; reflect_task gets one
+new workspace failure lesson for a task that did not succeed, and "none"
+for one that did.
 
 To make an agent call a tool, put a call marker "[call:NAME {json args}]" in
 its prompt. A request that offers tools and has a user message with one is
 answered before any script rule: with one call to tool NAME with those
 arguments (finish_reason "tool_calls"), or, once a tool message follows
-that user message, with the text "TOOL-RESULT: <that tool message>". A
-marker whose tool is not offered or whose arguments are not a JSON object
-gets a text saying so. Requests without a marker are answered as the rest
-of this help says.
+that user message, with the text "TOOL-RESULT: <that tool message>".
+Several markers in the message are called one after another, one per tool
+result, and "{{match:REGEXP}}" inside a later marker's JSON strings is
+replaced by REGEXP's first match (its first group, if any) in the newest
+tool result it matches: [call:task_end {"task_id":"{{match:(task-[0-9a-f-]+)}}"}].
+A marker whose tool is not offered, whose arguments are not a JSON object
+or whose placeholder matches nothing gets a text saying so. Requests
+without a marker are answered as the rest of this help says.
 
 A script (--script FILE, JSON) makes it fail on demand. Rules are tried in
 order and the first that matches wins; a rule matches when every field it

@@ -21,7 +21,8 @@
 #      HTTP 400 when the error marker is; a prompt with a
 #      "[call:NAME {json args}]" marker makes it call that tool instead (its
 #      built-in call marker, which comes before the script), then answer
-#      "TOOL-RESULT: <the tool's output>"
+#      "TOOL-RESULT: <the tool's output>" (several markers: called in turn,
+#      one per result, then TOOL-RESULT)
 #   3. write a memory with POST /v1/memories
 #   4. run DSH headless (the installed profile: no --patch for the plugin);
 #      check: exit 0; the memory is in the system prompt DSH sent (the
@@ -39,18 +40,39 @@
 #      session_end; retro_session (mull's LLM is the fake, whose retro names
 #      the first failed tool call) writes a lesson naming the command,
 #      polled with `mull memory list` for up to 60s; a new session 2's first
-#      system prompt (its log's request/header row) has the lesson's line
-#      (the retro's handoff, written with it, makes the digest due at once),
-#      and its model saw it
-#   8. a session whose model call fails (HTTP 400): DSH exits 1, the plugin
+#      system prompt (its log's request/header row) has the lesson, naming
+#      the command, under a Lessons heading (the retro's handoff, written
+#      with it, makes the digest due at once), and its model saw it
+#   8. task reflection and structured lessons (issue 11), reflection.mode
+#      job (the default): session A's model (chained call markers; the
+#      last one quotes the task_id the first returned, {{match:RE}})
+#      calls task_start as its first action, bash with
+#      `ls /definitely-missing-mull-e2e-<marker>`, which fails, and
+#      task_end with status failed; check: those three calls in that order,
+#      the bash exit code, task_end's "closed (failed)" with the background
+#      reflection; reflect_task (mull's fake LLM answers a failed task's
+#      material with one new workspace failure lesson quoting the task's
+#      result) stores a failure naming the command, not quarantined, with
+#      the task's id, polled with `mull memory list` for up to 60s; then,
+#      after session A's retro_session (whose handoff makes the digest due),
+#      session B's first system prompt has the failure's line, with its id
+#      L<n>, under "Known failures"; session B's model calls task_start
+#      (its environment counts at least one lesson), lessons_lookup L<n>,
+#      whose answer has the seed's shape (LESSON L<n> naming the command;
+#      SOURCE TASK session A's task, status failed, its event seq
+#      timeline; OTHER LESSONS IN FORCE WHEN THAT TASK STARTED (N total),
+#      N the count session A's task_start recorded), and task_end
+#      succeeded; the snapshot frozen at its start (`mull tasks show
+#      --json`) holds L<n> and counts what task_start said
+#   9. a session whose model call fails (HTTP 400): DSH exits 1, the plugin
 #      sends its turn_end and error
-#   9. import after the failing sessions: `mull import dsh` into mull (the
+#  10. import after the failing sessions: `mull import dsh` into mull (the
 #      plugin's events meet as duplicates) and into a new, empty data dir
 #      (which it migrates itself); the failed bash call's tool_result and
 #      the provider error's turn_end and error are the same, id and payload
 #      field by field, whether the plugin pushed them or the importer read
 #      them from the log
-#  10. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#  11. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -85,7 +107,7 @@ step() { echo; echo "== [$(( $(date +%s) - started ))s] $*"; t0=$(date +%s); }
 took() { echo "   ok ($(( $(date +%s) - t0 ))s) $*"; }
 fail() {
   echo "FAIL: $*" >&2
-  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err "$tmp"/loop*.err; do
+  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err "$tmp"/loop*.err "$tmp"/task*.err; do
     [ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
   done
   exit 1
@@ -238,6 +260,26 @@ exports.rows = file => {
   let buf = fs.readFileSync(file)
   if (file.endsWith('.zstd')) buf = Buffer.concat(zstdFrames(buf))
   return buf.toString('utf8').split('\n').filter(Boolean).map(l => { try { return JSON.parse(l) } catch { return null } }).filter(Boolean)
+}
+// The log's tool calls in order: {name, args, output, isError}, output the
+// result's text ('' while it has none).
+exports.calls = file => {
+  const calls = [], byId = new Map()
+  const text = blocks => (blocks ?? []).filter(b => b.type === 'text').map(b => b.text).join('\n')
+  for (const r of exports.rows(file)) {
+    if (r.type === 'tool/call') {
+      let args = r.data.arguments
+      if (typeof args === 'string') { try { args = JSON.parse(args) } catch {} }
+      const c = { name: r.data.name, args, output: '', isError: false }
+      calls.push(c)
+      byId.set(r.data.callId, c)
+    } else if (r.type === 'tool/result') {
+      const res = r.data.message?.content?.[0] ?? {}
+      const c = byId.get(r.data.message?.source?.callId || res.toolCallId)
+      if (c) { c.output = text(res.content); c.isError = !!res.isError }
+    }
+  }
+  return calls
 }
 EOF
 
@@ -396,25 +438,227 @@ log2=$(new_log "$tmp/logs-before-loop2.txt")
 [ -n "$log2" ] || fail "session 2 wrote no session log"
 sid2=$(basename "$(dirname "$log2")")
 [ "$sid2" != "$sid1" ] || fail "session 2 reused session 1's id"
-"$node" - "$log2" "$lesson" > "$tmp/loop2-check.txt" <<'EOF' || fail "session 2's system prompt: $(cat "$tmp/loop2-check.txt")"
-const [file, lesson] = process.argv.slice(2)
+"$node" - "$log2" "$missing" > "$tmp/loop2-check.txt" <<'EOF' || fail "session 2's system prompt: $(cat "$tmp/loop2-check.txt")"
+// The lesson as the digest renders it: a structured lesson's first line
+// (its id and problem, which names the command), then its fields indented.
+const [file, missing] = process.argv.slice(2)
 const rows = require(process.env.DSHLOG_JS).rows(file)
 const headers = rows.filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
-const system = headers[0].data.header.system
-const line = system.split('\n').find(l => l.includes(lesson))
-if (!line) { console.log(`the first system prompt lacks the lesson "${lesson}":\n${system.slice(0, 4000)}`); process.exit(1) }
-const lines = system.split('\n')
-const i = lines.indexOf(line)
+const lines = headers[0].data.header.system.split('\n')
+const i = lines.findIndex(l => l.includes(missing))
+if (i < 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
 const heading = lines.slice(0, i).reverse().find(l => l.startsWith('#'))
-console.log(`system prompt line ${i + 1} of ${lines.length}, under "${heading ?? '?'}":`)
-console.log(`  ${line}`)
+if (!/Lessons/.test(heading ?? '')) { console.log(`the lesson naming ${missing} is under "${heading}", not a Lessons heading`); process.exit(1) }
+let j = i + 1
+while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
+console.log(`system prompt lines ${i + 1}..${j} of ${lines.length}, under "${heading}":`)
+for (const l of lines.slice(i, j)) console.log(`  ${l}`)
 EOF
 sed 's/^/   /' "$tmp/loop2-check.txt"
 grep -q "LESSON-SEEN $lmarker" "$tmp/loop2.out" || fail "session 2's model did not see the lesson (the fake DeepSeek's lesson rule did not fire): $(cat "$tmp/loop2.out")"
 took "session $sid2; the lesson reached session 2 $(( ($(date +%s%N) - loop1_exit) / 1000000 )) ms after session 1 ended"
 
-# ---------------------------------------------------------------- 8. provider error
+# ---------------------------------------------------------------- 8. task reflection
+# Issue 11's check through DSH, with reflection.mode job (the default).
+# Session A's model (call markers, chained: task_end quotes the task_id
+# task_start returned) opens a task as its first action, runs a command
+# that fails and closes the task as failed; reflect_task, on mull's fake
+# DeepSeek (a failed task's material gets one new failure lesson of the
+# workspace whose avoid quotes the task's result), stores a failure naming
+# the command; session B's first system prompt shows it under Known
+# failures; a task of session B, whose start snapshot holds it, looks it up
+# and gets the seed's shape.
+tmarker=zt$RANDOM$RANDOM
+tmissing=/definitely-missing-mull-e2e-$tmarker
+# The task id task_start's answer gives (its rendered text, or its JSON):
+# never "SOURCE TASK task-…", which a lookup's answer holds.
+task_re='(?:Task |task_id.{1,4})(task-[0-9a-f-]+)'
+
+# Checks a session log's tool calls: the names in order, each call's
+# output; prints "key=value" lines for the shell and the details.
+export CALLS_JS=$tmp/calls-check.cjs
+cat > "$CALLS_JS" <<'EOF'
+const calls = require(process.env.DSHLOG_JS).calls(process.argv[2])
+const want = process.argv[3].split(',')
+const names = calls.map(c => c.name)
+const fail = m => { console.log(`${m}\ncalls: ${JSON.stringify(calls, null, 1).slice(0, 4000)}`); process.exit(1) }
+if (names.join(',') !== want.join(',')) fail(`the model called ${names.join(', ') || 'nothing'}; want ${want.join(', ')} in that order (task_start first)`)
+const start = calls[0].output.match(/Task (task-[0-9a-f-]+) started(?: \((no lessons were in force|(\d+) lessons? in force[^)]*)\))?/)
+if (!start) fail(`task_start did not open a task: ${JSON.stringify(calls[0].output)}`)
+console.log(`task=${start[1]}`)
+console.log(`env=${start[2] === 'no lessons were in force' ? 0 : start[3] ?? ''}`)
+for (const [i, c] of calls.entries()) {
+  console.log(`# ${i + 1}. ${c.name} ${JSON.stringify(c.args).slice(0, 240)}`)
+  console.log(`#    -> ${c.isError ? '(error) ' : ''}${c.output.replace(/\n/g, '⏎').slice(0, 400)}`)
+}
+EOF
+calls_check() { # log want-names out
+  "$node" "$CALLS_JS" "$1" "$2" > "$3" || fail "session log $1: $(cat "$3")"
+  grep '^#' "$3" | sed 's/^# /   /'
+}
+
+step "task reflection, session A: task_start, a command that fails, task_end failed"
+sessions_now > "$tmp/logs-before-taskA.txt"
+run_dsh taskA "http://127.0.0.1:$dport/v1" "List the build output, as a task. \
+[call:task_start {\"goal\":\"List the build output ($tmarker)\",\"expected_result\":\"the names of the build output's files\"}] then \
+[call:bash {\"command\":\"ls $tmissing\",\"description\":\"List the build output\"}] then \
+[call:task_end {\"task_id\":\"{{match:$task_re}}\",\"status\":\"failed\",\"result\":\"ls $tmissing failed: no such file or directory\"}]" ||
+  fail "DSH exited non-zero"
+taskA_exit=$(date +%s%N)
+! grep -q '^\[mull\]' "$tmp/taskA.err" || fail "the plugin warned while mull was up: $(grep '^\[mull\]' "$tmp/taskA.err")"
+logA=$(new_log "$tmp/logs-before-taskA.txt")
+[ -n "$logA" ] || fail "session A wrote no session log"
+sidA=$(basename "$(dirname "$logA")")
+calls_check "$logA" task_start,bash,task_end "$tmp/taskA-calls.txt"
+taskA=$(sed -n 's/^task=//p' "$tmp/taskA-calls.txt")
+envA=$(sed -n 's/^env=//p' "$tmp/taskA-calls.txt")
+"$node" -e '
+  const c = require(process.env.DSHLOG_JS).calls(process.argv[1]), [, bash, end] = c
+  const bad = m => { console.log(m); process.exit(1) }
+  if (!/exit code: [1-9]/.test(bash.output)) bad(`the bash call did not fail with a non-zero exit code: ${bash.output}`)
+  if (!end.output.includes(`Task ${process.argv[2]} closed (failed).`)) bad(`task_end did not close ${process.argv[2]} as failed: ${end.output}`)
+  if (!/reflects on it in the background/.test(end.output)) bad(`task_end did not say mull reflects in the background (reflection.mode job): ${end.output}`)
+' "$logA" "$taskA" > "$tmp/taskA-check.txt" || fail "session A: $(cat "$tmp/taskA-check.txt")"
+took "session $sidA, task $taskA (its environment: ${envA:-?} lessons)"
+
+step "reflect_task stored a failure lesson naming the command"
+failure=
+for _ in $(seq 1 300); do
+  if "$mull" memory list --workspace "$ws" --all --json > "$tmp/failures.json" 2> "$tmp/failures.err"; then
+    failure=$("$node" -e '
+      const d = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+      const m = (Array.isArray(d) ? d : []).find(m => m.kind === "failure" && String(m.text).includes(process.argv[2]))
+      if (m) console.log(JSON.stringify(m))' "$tmp/failures.json" "$tmissing" 2>/dev/null) || failure=
+    [ -n "$failure" ] && break
+  fi
+  sleep 0.2
+done
+if [ -z "$failure" ]; then
+  "$mull" jobs list --kind reflect_task --state available,scheduled,retryable,running,completed,discarded,cancelled > "$tmp/reflect-jobs.txt" 2>&1 || true
+  fail "no failure lesson naming $tmissing within 60s of session A's end: reflect_task did not run, or did not store it
+reflect_task jobs: $(cat "$tmp/reflect-jobs.txt")
+memories: $(head -c 2000 "$tmp/failures.json" 2>/dev/null) $(cat "$tmp/failures.err" 2>/dev/null)"
+fi
+echo "$failure" > "$tmp/failure.json"
+"$node" - "$tmp/failure.json" "$taskA" "$ws" > "$tmp/failure-check.txt" <<'EOF' || fail "the failure lesson: $(cat "$tmp/failure-check.txt")"
+const [file, task, ws] = process.argv.slice(2)
+const m = JSON.parse(require('node:fs').readFileSync(file, 'utf8'))
+const problems = []
+if (m.quarantined) problems.push(`it is quarantined (${m.quarantine_reason}), so it is never served`)
+if (m.invalid_at) problems.push(`it is invalid since ${m.invalid_at} (${m.invalid_reason})`)
+if (m.workspace !== ws) problems.push(`workspace ${JSON.stringify(m.workspace)}, want ${ws}`)
+if (m.scope && m.scope !== 'workspace') problems.push(`scope ${m.scope}, want workspace (what the fake's reflection asked for)`)
+if (m.task_id !== undefined && m.task_id !== task) problems.push(`task_id ${m.task_id}, want ${task}`)
+if (!m.lesson || !m.lesson.avoid) problems.push(`no structured fields with avoid: ${JSON.stringify(m.lesson)}`)
+if (problems.length) { console.log(problems.join('\n') + '\n' + JSON.stringify(m)); process.exit(1) }
+console.log(`id=${m.id}`)
+console.log(`# L${m.id} (${m.kind}, ${m.scope || '?'} scope, task ${m.task_id ?? '?'}): ${m.text}`)
+EOF
+lid=$(sed -n 's/^id=//p' "$tmp/failure-check.txt")
+grep '^#' "$tmp/failure-check.txt" | sed 's/^# /   /'
+echo "   stored $(( ($(date +%s%N) - taskA_exit) / 1000000 )) ms after session A's DSH exited"
+"$mull" jobs list --kind reflect_task --state completed > "$tmp/reflect-jobs.txt" 2>&1 || true
+grep -q "$taskA" "$tmp/reflect-jobs.txt" && echo "   $(grep "$taskA" "$tmp/reflect-jobs.txt" | head -n 1 | tr -s ' ')"
+# Session A's end makes its retro_session run too; its handoff is what
+# makes the digest due at once (one lesson alone waits for its batch), so
+# session B starts after it.
+retro=
+for _ in $(seq 1 300); do
+  "$mull" jobs list --kind retro_session --state completed > "$tmp/retro-jobs.txt" 2>&1 && grep -q "$sidA" "$tmp/retro-jobs.txt" && { retro=1; break; }
+  sleep 0.2
+done
+[ -n "$retro" ] || fail "session A's retro_session did not complete within 60s: $(cat "$tmp/retro-jobs.txt")"
+took "lesson L$lid"
+
+step "task reflection, session B: the failure is in the system prompt under Known failures"
+sessions_now > "$tmp/logs-before-taskB.txt"
+run_dsh taskB "http://127.0.0.1:$dport/v1" "Where is the build output? Treat it as a task. \
+[call:task_start {\"goal\":\"Find the build output ($tmarker)\",\"expected_result\":\"where the build output is\"}] then \
+[call:lessons_lookup {\"lesson_id\":\"L$lid\"}] then \
+[call:task_end {\"task_id\":\"{{match:$task_re}}\",\"status\":\"succeeded\",\"result\":\"looked up lesson L$lid\"}]" ||
+  fail "DSH exited non-zero"
+logB=$(new_log "$tmp/logs-before-taskB.txt")
+[ -n "$logB" ] || fail "session B wrote no session log"
+sidB=$(basename "$(dirname "$logB")")
+[ "$sidB" != "$sidA" ] || fail "session B reused session A's id"
+# On a miss, what mull publishes now, and the two writes' order: the
+# failure must be stored before the retro's handoff republishes the digest,
+# or it waits for lessons.commit_every lessons (a notice meanwhile).
+missed() {
+  curl -fsS -G "$murl/v1/digest" --data-urlencode "workspace=$ws" --data-urlencode "session=$sidB" -o "$tmp/digest-B.txt" 2>/dev/null || true
+  { "$mull" jobs list --kind reflect_task --state completed; "$mull" jobs list --kind retro_session --state completed; } > "$tmp/jobs-B.txt" 2>&1 || true
+  echo "session B's system prompt: $(cat "$tmp/taskB-prompt.txt")
+GET /v1/digest now (session B): $(grep -c -- "$tmissing" "$tmp/digest-B.txt" 2>/dev/null || true) lines name $tmissing
+lesson L$lid recorded $(sed -n 's/.*"recorded_at": *"\([^"]*\)".*/\1/p' "$tmp/failure.json"); jobs:
+$(cat "$tmp/jobs-B.txt")"
+}
+"$node" - "$logB" "$tmissing" "L$lid" > "$tmp/taskB-prompt.txt" <<'EOF' || fail "$(missed)"
+const [file, missing, ref] = process.argv.slice(2)
+const headers = require(process.env.DSHLOG_JS).rows(file).filter(r => r.type === 'request/header')
+if (!headers.length) { console.log('no request/header row'); process.exit(1) }
+const lines = headers[0].data.header.system.split('\n')
+// Each line naming the command (session A's retro lesson names it too),
+// with the block it is in: the nearest heading above it (a "#" line, or a
+// lesson block's title).
+const title = l => /^\s*#+\s/.test(l) || /^[\s*#]*(Known failures|Lessons: |\[CONFLICTS\]|\[BOUNDARIES\])/.test(l)
+const found = lines.flatMap((l, i) => l.includes(missing) ? [{ i, h: lines.slice(0, i).findLastIndex(title) }] : [])
+if (!found.length) { console.log(`the first system prompt lacks the failure naming ${missing}:\n${lines.join('\n').slice(0, 5000)}`); process.exit(1) }
+const hit = found.find(f => f.h >= 0 && lines[f.h].includes('Known failures') && lines[f.i].includes(ref)) ??
+  found.find(f => f.h >= 0 && lines[f.h].includes('Known failures'))
+if (!hit) { console.log(`no line naming ${missing} is under Known failures:\n${found.map(f => `  under "${lines[f.h] ?? ''}": ${lines[f.i]}`).join('\n')}`); process.exit(1) }
+const { i, h } = hit
+if (!lines[i].includes(ref)) { console.log(`the failure's line does not carry its id ${ref}, which the agent needs for lessons_lookup: ${lines[i]}`); process.exit(1) }
+let j = i + 1
+while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
+console.log(`system prompt lines ${h + 1}..${j} of ${lines.length}:`)
+for (const l of lines.slice(h, j)) console.log(`  ${l}`)
+EOF
+sed 's/^/   /' "$tmp/taskB-prompt.txt"
+took "session $sidB"
+
+step "task reflection, session B: a task whose snapshot holds the failure looks it up"
+calls_check "$logB" task_start,lessons_lookup,task_end "$tmp/taskB-calls.txt"
+taskB=$(sed -n 's/^task=//p' "$tmp/taskB-calls.txt")
+envB=$(sed -n 's/^env=//p' "$tmp/taskB-calls.txt")
+[ -n "$envB" ] && [ "$envB" -ge 1 ] || fail "session B's task_start recorded ${envB:-no} lessons in force; the failure L$lid should be one"
+"$node" - "$logB" "$lid" "$taskA" "$tmissing" "$envA" > "$tmp/lookup-check.txt" <<'EOF' || fail "lessons_lookup: $(cat "$tmp/lookup-check.txt")"
+const [file, id, taskA, missing, envA] = process.argv.slice(2)
+const out = require(process.env.DSHLOG_JS).calls(file)[1].output
+const problems = []
+const block = head => { const at = out.indexOf(head); return at < 0 ? '' : out.slice(at).split('\n\n')[0] }
+const lesson = block(`LESSON L${id}`), source = block('SOURCE TASK'), others = block('OTHER LESSONS IN FORCE WHEN THAT TASK STARTED')
+if (!lesson) problems.push(`no "LESSON L${id}" block`)
+else if (!lesson.includes(missing)) problems.push(`the LESSON block does not name ${missing}`)
+if (!source.startsWith(`SOURCE TASK ${taskA}`)) problems.push(`no "SOURCE TASK ${taskA}" block (session A's task)`)
+if (!/\n\s*status:\s+failed\b/.test(source)) problems.push('the SOURCE TASK block has no "status: failed"')
+if (!/\n\s*timeline:\s+session events seq \d+\.\.\d+/.test(source)) problems.push('the SOURCE TASK block has no timeline "session events seq N..M"')
+const n = others.match(/^OTHER LESSONS IN FORCE WHEN THAT TASK STARTED \((\d+) total\):/)
+if (!n) problems.push('no "OTHER LESSONS IN FORCE WHEN THAT TASK STARTED (N total):" block')
+else if (envA !== '' && Number(n[1]) !== Number(envA)) problems.push(`it counts ${n[1]} lessons in force when session A's task started; its task_start recorded ${envA}`)
+if (problems.length) { console.log(problems.join('\n') + '\n--- lessons_lookup answered:\n' + out); process.exit(1) }
+console.log(out.split('\n').map(l => `  ${l}`).join('\n'))
+EOF
+echo "   lessons_lookup L$lid answered:"
+sed 's/^/   /' "$tmp/lookup-check.txt"
+# The snapshot frozen at session B's task_start (`mull tasks show`): the
+# failure is in it, detailed or one-line.
+"$mull" tasks show "$taskB" --json > "$tmp/taskB.json" 2> "$tmp/taskB-show.err" || fail "mull tasks show $taskB: $(cat "$tmp/taskB-show.err")"
+"$node" - "$tmp/taskB.json" "$lid" "$envB" > "$tmp/snapshot-check.txt" <<'EOF' || fail "session B's task snapshot: $(cat "$tmp/snapshot-check.txt")"
+const [file, id, envB] = process.argv.slice(2)
+const d = JSON.parse(require('node:fs').readFileSync(file, 'utf8'))
+const env = d.environment ?? {}
+const detailed = (env.lessons ?? []).map(l => l.id), omitted = (env.omitted ?? []).map(l => l.id)
+const bad = m => { console.log(`${m}\n${JSON.stringify(d).slice(0, 3000)}`); process.exit(1) }
+if (!detailed.includes(Number(id)) && !omitted.includes(Number(id))) bad(`the snapshot of ${d.task?.id} lacks L${id}: detailed ${detailed}, omitted ${omitted}`)
+if (env.count !== detailed.length + omitted.length) bad(`the snapshot counts ${env.count} but holds ${detailed.length} + ${omitted.length}`)
+if (String(env.count) !== envB) bad(`the snapshot counts ${env.count}; task_start said ${envB}`)
+console.log(`snapshot of ${d.task?.id} (taken ${env.taken_at}, ${env.count} lessons): detailed ${detailed.map(i => 'L' + i).join(' ') || '-'}, one-line ${omitted.map(i => 'L' + i).join(' ') || '-'}`)
+EOF
+sed 's/^/   /' "$tmp/snapshot-check.txt"
+took "task $taskB (${envB} lessons in force at its start, L$lid among them)"
+
+# ---------------------------------------------------------------- 9. provider error
 step "a session whose model call fails: DSH exits 1, the plugin sends the error"
 sessions_now > "$tmp/logs-before-err.txt"
 rc=0
@@ -433,7 +677,7 @@ done
 [ -n "$ended" ] || fail "mull has not got session $side's error and end: $(head -c 600 "$tmp/session-err.json" 2>/dev/null)"
 took "session $side"
 
-# ---------------------------------------------------------------- 9. import agrees
+# ---------------------------------------------------------------- 10. import agrees
 step "import after the failing sessions: the plugin and the importer agree"
 "$mull" import dsh --dsh-home "$DSH_HOME" > "$tmp/import3.txt" 2>&1 || fail "mull import dsh failed: $(cat "$tmp/import3.txt")"
 d3=$(count duplicates "$tmp/import3.txt")
@@ -486,7 +730,7 @@ EOF
 sed 's/^/   /' "$tmp/agree.txt"
 took "duplicates in the import into mull: ${d3:-?}"
 
-# ---------------------------------------------------------------- 10. mull down
+# ---------------------------------------------------------------- 11. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"
 kill "$mull_pid"; wait "$mull_pid" 2>/dev/null || true
 run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero while mull was down"

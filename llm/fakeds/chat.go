@@ -108,13 +108,13 @@ func (s *Server) chat(w http.ResponseWriter, r *http.Request, rec *Recorded) {
 		}
 		held = true
 	}
-	s.respond(w, rec, req, msgs, rule, held)
+	s.respond(w, rec, req, msgs, kinds, rule, held)
 }
 
 // respond sends the rule's answer (or the default reply); held says the 200
 // header and keep-alive lines went out already.
-func (s *Server) respond(w http.ResponseWriter, rec *Recorded, req *chatRequest, msgs []Message, rule Rule, held bool) {
-	a := s.compose(req, newPrompt(msgs, req.ResponseFormat.get() == "json_object"), rule)
+func (s *Server) respond(w http.ResponseWriter, rec *Recorded, req *chatRequest, msgs []Message, kinds []string, rule Rule, held bool) {
+	a := s.compose(req, newPrompt(msgs, req.ResponseFormat.get() == "json_object", kinds), rule)
 	s.send(w, rec, req, a, s.usage(req, msgs, a, rule.Response), held)
 }
 

@@ -19,6 +19,11 @@ type Prompt struct {
 	Messages []Message
 	// JSON is true when the request asked for response_format json_object.
 	JSON bool
+	// Kind is the job kind the request names (the X-Mull-Job-Kind header,
+	// else a user_id "mull:<kind>:<id>"), "" when none. A request whose
+	// system message names no prompt type is answered by the responder of
+	// its Kind, when there is one.
+	Kind string
 }
 
 // Responder makes the default reply for one mull prompt type: a value that
@@ -38,6 +43,7 @@ var defaultResponders = map[string]Responder{
 	"retro_session":      retroSession,
 	"consolidate_merge":  consolidateMerge,
 	"consolidate_derive": consolidateDerive,
+	"reflect_task":       reflectTask,
 }
 
 // retroSession answers a retro (learn/retro.Output): one lesson naming the
@@ -204,6 +210,9 @@ func (s *Server) reply(p Prompt) string {
 	if r, ok := s.responders[p.Type]; ok {
 		return jsonText(r(p))
 	}
+	if r, ok := s.responders[p.Kind]; ok && p.Type == "" && p.Kind != "" {
+		return jsonText(r(p))
+	}
 	if p.JSON {
 		return `{"ok":true}`
 	}
@@ -213,9 +222,13 @@ func (s *Server) reply(p Prompt) string {
 	return "This is fake-deepseek: it has no canned reply for prompt type " + p.Type + "."
 }
 
-// newPrompt reads the prompt type and the last user message.
-func newPrompt(msgs []Message, jsonMode bool) Prompt {
+// newPrompt reads the prompt type and the last user message; kinds are
+// the job kinds the request names (jobKinds), the first one counts.
+func newPrompt(msgs []Message, jsonMode bool, kinds []string) Prompt {
 	p := Prompt{Messages: msgs, JSON: jsonMode}
+	if len(kinds) > 0 {
+		p.Kind = kinds[0]
+	}
 	for _, m := range msgs {
 		switch m.Role {
 		case "system":

@@ -63,6 +63,8 @@ type wireToolAnswer struct {
 func TestToolCallMarker(t *testing.T) {
 	const plain = "This is fake-deepseek: no mull prompt type was given, so here is a plain reply."
 	ls := `Run it. [call:bash {"command": "ls /tmp"}]`
+	two := `Do it. [call:task_start {"goal":"g","expected_result":"e"}] then [call:bash {"command":"ls /x"}]`
+	three := two + ` and [call:task_end {"task_id":"{{match:task-[0-9a-f]+}}","status":"failed"}]`
 	for _, tc := range []struct {
 		name  string
 		msgs  []map[string]any
@@ -83,6 +85,23 @@ func TestToolCallMarker(t *testing.T) {
 			[]string{"bash"}, "", "TOOL-RESULT: two"},
 		{"a result before the marker is an older call's", []map[string]any{msg("user", ls), called, toolResult("old"), msg("user", ls)},
 			[]string{"bash"}, `bash {"command":"ls /tmp"}`, ""},
+		{"markers are called in order, one per result", []map[string]any{msg("user", two), called, toolResult("Task task-9f0 started.")},
+			[]string{"task_start", "bash", "task_end"}, `bash {"command":"ls /x"}`, ""},
+		{"a placeholder takes the newest result", []map[string]any{msg("user", three), called, toolResult("Task task-111 started."),
+			called, toolResult("task-abc, then task-222")},
+			[]string{"task_start", "bash", "task_end"}, `task_end {"status":"failed","task_id":"task-abc"}`, ""},
+		{"a placeholder skips a newer result without a match", []map[string]any{msg("user", three), called, toolResult("Task task-9f0 started."),
+			called, toolResult("ls: task-zzz: exit code 2")},
+			[]string{"task_start", "bash", "task_end"}, `task_end {"status":"failed","task_id":"task-9f0"}`, ""},
+		{"a placeholder's group", []map[string]any{msg("user", `[call:bash {}] [call:lessons_lookup {"lesson_id":"{{match:lesson (\\d+) <}}"}]`),
+			called, toolResult("see lesson 42 <here>")},
+			[]string{"bash", "lessons_lookup"}, `lessons_lookup {"lesson_id":"42"}`, ""},
+		{"every marker has its result", []map[string]any{msg("user", two), called, toolResult("one"), called, toolResult("two")},
+			[]string{"task_start", "bash"}, "", "TOOL-RESULT: two"},
+		{"a placeholder that matches nothing", []map[string]any{msg("user", three), called, toolResult("x"), called, toolResult("y")},
+			[]string{"task_start", "bash", "task_end"}, "", `of tool "task_end": {{match:task-[0-9a-f]+}} matches none of the 2 tool results since the marked message`},
+		{"a placeholder with a bad regexp", []map[string]any{msg("user", `[call:bash {"command":"{{match:(}}"}]`)},
+			[]string{"bash"}, "", `of tool "bash": {{match:(}}: error parsing regexp`},
 		{"a tool not offered", []map[string]any{msg("user", ls)},
 			[]string{"remember"}, "", `names tool "bash", which the request does not offer (it offers remember)`},
 		{"arguments not JSON", []map[string]any{msg("user", `[call:bash {command: ls}]`)},
