@@ -70,7 +70,10 @@ func TestRegistryHooks(t *testing.T) {
 	reg := engine.NewRegistry(nil)
 	var ran []string
 	hook := func(name string, err error) engine.SessionHook {
-		return func(context.Context, *sql.Tx, *engine.Client, store.Session) error { ran = append(ran, name); return err }
+		return func(context.Context, *sql.Tx, *engine.Client, store.Session) error {
+			ran = append(ran, name)
+			return err
+		}
 	}
 	if err := reg.SessionEnded(context.Background(), nil, nil, store.Session{}); err != nil {
 		t.Fatal(err)
