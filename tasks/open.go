@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 
 	"github.com/mullhq/mull/events"
@@ -58,6 +59,16 @@ func (s *Service) Open(ctx context.Context, r OpenRequest) (Opened, error) {
 	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
 		if err := s.storeEvent(ctx, tx, ev); err != nil {
 			return err
+		}
+		// A session's workspace is fixed by its first event: a task of it
+		// reads and writes that workspace's lessons, whatever the request
+		// says, or one session could write into another's prompt.
+		sess, err := s.store.GetSessionIn(ctx, tx, r.SessionID)
+		if err != nil {
+			return err
+		}
+		if sess.Workspace != r.Workspace {
+			return &FieldError{Field: "workspace", Problem: fmt.Sprintf("session %s belongs to workspace %q, not %q", r.SessionID, sess.Workspace, r.Workspace)}
 		}
 		seq, err := s.store.LastEventSeq(ctx, tx, r.SessionID)
 		if err != nil {

@@ -216,3 +216,20 @@ func TestAgentModeReflect(t *testing.T) {
 		}
 	})
 }
+
+// A task belongs to its session's workspace: a request naming another one
+// is refused, so a session cannot write into another workspace's prompt.
+func TestOpenKeepsTheSessionsWorkspace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, nil)
+		f.open("s1", "first task") // the session is /w's
+		var fe *tasks.FieldError
+		_, err := f.svc.Open(context.Background(), tasks.OpenRequest{SessionID: "s1", Workspace: "/other", Goal: "g", ExpectedResult: "e"})
+		if !errors.As(err, &fe) || fe.Field != "workspace" || !strings.Contains(fe.Problem, `"/w"`) {
+			t.Fatalf("open in another workspace: %v, want a workspace field error naming /w", err)
+		}
+		if list, err := f.svc.List(context.Background(), tasks.Filter{SessionID: "s1"}); err != nil || len(list) != 1 {
+			t.Fatalf("tasks of s1: %d, %v; want only the first", len(list), err)
+		}
+	})
+}
