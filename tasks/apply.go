@@ -261,6 +261,9 @@ func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory
 		res.ID = target.ID
 		return row, res, a.s.store.BumpUses(ctx, a.tx, 1, target.ID)
 	case reflection.Revise:
+		if why := a.outOfReach(target); why != "" {
+			return refuse(RefusedScope, why)
+		}
 		if a.s.cfg.GateOn() {
 			var lookupErr error
 			err := lesson.CheckEvidence(target.ID, it.EvidenceTaskIDs, a.outcome(ctx, &lookupErr))
@@ -330,6 +333,32 @@ func (a *applier) write(ctx context.Context, it reflection.Item, m memory.Memory
 		return row, res, err
 	}
 	return row, res, a.s.store.SetMemoryState(ctx, a.tx, target.ID, store.StateSuperseded, a.now, reason, id)
+}
+
+// RefusedScope is the check that refuses a revise of a lesson wider than
+// the reflection may write (reflection.WritableScopes).
+const RefusedScope = "scope"
+
+// outOfReach says why target is not a lesson this task's reflection may
+// retire ("" when it may): a revise supersedes its target everywhere it is
+// shown, so a reflection, whose evidence its own agent can make (open a
+// task, fail it), may revise only its session's and its workspace's
+// lessons. A global lesson, or another session's, changes by an operator's
+// hand (mull lessons deprecate, move, remove).
+func (a *applier) outOfReach(target memory.Memory) string {
+	ref := lesson.LessonRef(target.ID)
+	switch lesson.ScopeOf(target) {
+	case memory.LessonWorkspace:
+		if target.Workspace == a.task.Workspace {
+			return ""
+		}
+		return fmt.Sprintf("%s is another workspace's lesson; a reflection revises only its own workspace's and session's", ref)
+	case memory.LessonReflection:
+		if target.ScopeSession == a.task.SessionID {
+			return ""
+		}
+	}
+	return fmt.Sprintf("%s is a %s lesson: a reflection revises only its own workspace's and session's; an operator changes it with mull lessons", ref, lesson.ScopeOf(target))
 }
 
 // inForce reads lesson id and says why it is not in force for the task's

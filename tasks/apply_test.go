@@ -8,6 +8,7 @@ import (
 
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/tasks"
@@ -106,6 +107,38 @@ func TestApplyOnce(t *testing.T) {
 		}
 		if _, err := f.apply("task-none", doc(), tasks.ByAgent); !errors.Is(err, tasks.ErrNotFound) {
 			t.Fatalf("unknown task: %v", err)
+		}
+	})
+}
+
+// A reflection cannot retire a lesson wider than it may write: its agent
+// can make its own evidence (open a task, fail it), so a global lesson,
+// shown in every workspace, is revised by an operator, not by a revise.
+func TestApplyReviseOutOfReach(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, nil)
+		g := memory.Memory{Kind: memory.Lesson, Scope: memory.LessonGlobal, Origin: memory.OriginPanel,
+			Lesson: &memory.LessonFields{Problem: "pushed to main without a review", Correction: "open a pull request and wait for one approving review",
+				Confidence: memory.ConfidenceHigh, Boundary: "every repository of this team"}}
+		g, _, err := lesson.New(g, f.s.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		gid, err := s.InsertMemory(context.Background(), s.DB, memories.ToRow(g))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.closedTask("task-ev", "s1", store.TaskFailed, gid)
+		f.closedTask("task-now", "s1", store.TaskFailed, gid)
+		got, err := f.apply("task-now", doc(revise(gid, "task-ev")), tasks.ByAgent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := got.Results[0]; !strings.HasPrefix(r.Refused, tasks.RefusedScope+": ") || got.LessonsRecorded != 0 {
+			t.Fatalf("revise of a global lesson: %+v, want refused by %s", got, tasks.RefusedScope)
+		}
+		if m := f.memory(gid); m.State != memory.StateActive {
+			t.Fatalf("the global lesson is %s after a refused revise", m.State)
 		}
 	})
 }
