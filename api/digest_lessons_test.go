@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -57,6 +58,25 @@ func TestDigestAndNoticesBySession(t *testing.T) {
 		expect(t, serve(srv, "GET", "/v1/notices?workspace=/w&session=session-2&after=0", "", auth), http.StatusOK, &n)
 		if len(n.Notices) != 0 || n.Cursor != late.ID {
 			t.Fatalf("session-2's notices: %+v", n)
+		}
+	})
+}
+
+// The agent's invalidate tool cannot retire a structured lesson: that is a
+// revise through the precedent gate, or an operator's deprecate or remove.
+func TestInvalidateRefusesALesson(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		srv := memoryServer(t, s, apiToken)
+		auth := bearer(apiToken)
+		l := storeLesson(t, s, memory.Memory{Kind: memory.Lesson, Scope: memory.LessonWorkspace, Workspace: "/w",
+			Lesson: &memory.LessonFields{Problem: "the release script was run by hand", Correction: "run scripts/release.sh from CI, never from a laptop", Boundary: "this repository"}})
+		var e struct{ Error string }
+		expect(t, serve(srv, "POST", "/v1/memories/"+strconv.FormatInt(l.ID, 10)+"/invalidate", `{"reason":"no longer true"}`, auth), http.StatusConflict, &e)
+		if !strings.Contains(e.Error, "precedent gate") {
+			t.Fatalf("409 body %q does not say how a lesson changes", e.Error)
+		}
+		if r, err := s.GetMemory(context.Background(), s.DB, l.ID); err != nil || !r.InvalidAt.IsZero() {
+			t.Fatalf("the lesson after a refused invalidate: %+v, %v", r, err)
 		}
 	})
 }

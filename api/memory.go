@@ -226,9 +226,12 @@ func (s *Server) invalidateMemory(w http.ResponseWriter, r *http.Request) {
 	if !decodeBody(w, r, &in) {
 		return
 	}
-	m, changed, err := s.deps.Memories.Invalidate(r.Context(), id, in.Reason, in.SupersededBy)
+	m, changed, err := s.deps.Memories.InvalidateByAgent(r.Context(), id, in.Reason, in.SupersededBy)
 	var fe *memory.FieldError
+	var ge *memories.GovernedError
 	switch {
+	case errors.As(err, &ge):
+		writeError(w, http.StatusConflict, ge.Error())
 	case errors.As(err, &fe):
 		writeField(w, fe.Field, fe.Problem)
 	case errors.Is(err, store.ErrNotFound):

@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	rules "github.com/mullhq/mull/learn/consolidate"
 	"slices"
 	"strings"
 	"time"
@@ -215,6 +216,29 @@ func (s *Service) Get(ctx context.Context, id int64) (memory.Memory, error) {
 func (s *Service) List(ctx context.Context, f store.MemoryFilter) ([]memory.Memory, error) {
 	rows, err := s.store.ListMemories(ctx, s.store.DB, f)
 	return FromRows(rows), err
+}
+
+// GovernedError refuses the agent's invalidate of a structured lesson: a
+// lesson changes by a revise through the precedent gate (task_reflect) or
+// by an operator (mull lessons deprecate, remove), never on an agent's word.
+type GovernedError struct{ ID int64 }
+
+func (e *GovernedError) Error() string {
+	return fmt.Sprintf("memory %d is a structured lesson: it changes by a revise through the precedent gate (task_reflect), "+
+		"or by an operator (mull lessons deprecate|remove), not by invalidate", e.ID)
+}
+
+// InvalidateByAgent is Invalidate for the agent's tool: a structured lesson
+// is refused with a *GovernedError.
+func (s *Service) InvalidateByAgent(ctx context.Context, id int64, reason string, supersededBy int64) (memory.Memory, bool, error) {
+	row, err := s.store.GetMemory(ctx, s.store.DB, id)
+	if err != nil {
+		return memory.Memory{}, false, err
+	}
+	if rules.Governed(FromRow(row)) {
+		return memory.Memory{}, false, &GovernedError{ID: id}
+	}
+	return s.Invalidate(ctx, id, reason, supersededBy)
 }
 
 // Invalidate marks a memory invalid now, for reason, optionally superseded
