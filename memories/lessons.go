@@ -282,10 +282,8 @@ func (s *Service) MoveLesson(ctx context.Context, id int64, t lesson.Target, bou
 		if d.Quarantined {
 			return fmt.Errorf("lesson %d: the trust gate quarantines the moved lesson (%s); nothing was moved", id, d.QuarantineReason)
 		}
-		for _, ws := range slices.Compact(slices.Sorted(slices.Values([]string{src.Workspace, d.Workspace}))) {
-			if err := s.store.LockLibrary(ctx, tx, ws); err != nil {
-				return err
-			}
+		if err := s.store.LockLibraries(ctx, tx, src.Workspace, d.Workspace); err != nil {
+			return err
 		}
 		if d.ID, err = s.store.InsertMemory(ctx, tx, ToRow(d)); err != nil {
 			return err

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"slices"
 	"cmp"
 	"context"
 	"database/sql"
@@ -234,6 +235,31 @@ func (s *Store) LockLibrary(ctx context.Context, tx *sql.Tx, workspace string) e
 	}
 	if _, err := tx.ExecContext(ctx, `select pg_advisory_xact_lock($1, hashtext($2))`, libraryLockClass, workspace); err != nil {
 		return fmt.Errorf("lock library %q: %w", workspace, err)
+	}
+	return nil
+}
+
+// LockLibraries locks several libraries in the one order every writer
+// takes them: the workspaces sorted, then the global library "" (the order
+// a digest publication takes its workspace and global in), so two writers
+// of overlapping libraries never wait on each other in a cycle.
+func (s *Store) LockLibraries(ctx context.Context, tx *sql.Tx, workspaces ...string) error {
+	var order []string
+	global := false
+	for _, w := range slices.Compact(slices.Sorted(slices.Values(workspaces))) {
+		if w == "" {
+			global = true
+			continue
+		}
+		order = append(order, w)
+	}
+	if global {
+		order = append(order, "")
+	}
+	for _, w := range order {
+		if err := s.LockLibrary(ctx, tx, w); err != nil {
+			return err
+		}
 	}
 	return nil
 }

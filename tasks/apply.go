@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -100,10 +99,19 @@ func (s *Service) Apply(ctx context.Context, tx *sql.Tx, taskID string, refl ref
 	if err != nil {
 		return Applied{}, err
 	}
-	now := s.store.Now()
-	a := applier{s: s, tx: tx, task: t, by: by, jobID: jobID, now: now}
+	a := applier{s: s, tx: tx, task: t, by: by, jobID: jobID, now: s.store.Now()}
 	if err := a.prepare(ctx, refl); err != nil {
 		return Applied{}, err
+	}
+	// The clock is read again now that prepare holds the libraries' locks,
+	// as every memory writer does: a publication that held them first has
+	// a time before this one, so what is written here, superseded lessons
+	// included, counts toward the next batch and is not stamped into the
+	// past of the digest already published.
+	now := s.store.Now()
+	a.now = now
+	for i := range a.built {
+		a.built[i].RecordedAt = now.UTC()
 	}
 	if err := s.store.MarkTaskReflected(ctx, tx, t.ID, by, now); err != nil {
 		return Applied{}, err
@@ -185,22 +193,8 @@ func (a *applier) prepare(ctx context.Context, refl reflection.Reflection) error
 		}
 		a.built[i] = m
 	}
-	// Workspaces in sorted order, then the global library: the order the
-	// digest's publication takes them (its workspace, then global), and
-	// one order for every reflection, so two never wait on each other.
-	var order []string
-	for _, l := range slices.Compact(slices.Sorted(slices.Values(libs))) {
-		if l != "" {
-			order = append(order, l)
-		}
-	}
-	order = append(order, "")
-	for _, lib := range order {
-		if err := a.s.store.LockLibrary(ctx, a.tx, lib); err != nil {
-			return err
-		}
-	}
-	return nil
+	// In the one order every writer takes (workspaces sorted, then global).
+	return a.s.store.LockLibraries(ctx, a.tx, libs...)
 }
 
 // lessonOf is the lesson an item writes, before the gate: its scope's
