@@ -171,7 +171,7 @@ func (s *Server) searchMemories(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	hits, err := s.deps.Memories.Search(r.Context(), memories.Query{Workspace: ws, Text: r.URL.Query().Get("q"), Limit: limit})
+	hits, err := s.deps.Memories.Search(r.Context(), memories.Query{Workspace: ws, Text: r.URL.Query().Get("q"), Limit: limit, Session: r.URL.Query().Get("session")})
 	var fe *memory.FieldError
 	if errors.As(err, &fe) {
 		writeField(w, fe.Field, fe.Problem)

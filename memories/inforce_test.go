@@ -89,3 +89,30 @@ func TestLessonsInForceFollowsThePublishedDigest(t *testing.T) {
 		}
 	})
 }
+
+// memory_search finds a structured lesson only where its scope shows it:
+// one session's reflection lesson is not another session's search hit.
+func TestSearchKeepsLessonScopes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, "workspace")
+		own := storeLesson(t, s, "/w", memory.LessonReflection, "s1", "pnpm install fails on the lockfile", s.Now())
+		shared := storeLesson(t, s, "/w", memory.LessonWorkspace, "", "pnpm build needs node 22", s.Now())
+		for _, c := range []struct {
+			session string
+			want    []int64
+		}{{"s1", []int64{own, shared}}, {"s2", []int64{shared}}, {"", []int64{shared}}} {
+			hits, err := svc.Search(ctx, memories.Query{Workspace: "/w", Session: c.session, Text: "pnpm", Peek: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []int64
+			for _, h := range hits {
+				got = append(got, h.ID)
+			}
+			if !slices.Equal(slices.Sorted(slices.Values(got)), slices.Sorted(slices.Values(c.want))) {
+				t.Errorf("session %q finds %v, want %v", c.session, got, c.want)
+			}
+		}
+	})
+}

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/memory/digest"
 	"github.com/mullhq/mull/store"
@@ -299,6 +300,11 @@ type Query struct {
 	// Peek leaves uses alone: a person looking is not the agent using a
 	// memory.
 	Peek bool
+	// Session is the session searching (the agent's tool sends it): a
+	// structured lesson is found only where its scope shows it, so one
+	// session's reflection lessons do not reach another. "" sees none of
+	// the session-scoped ones.
+	Session string
 }
 
 // Search finds the live memories a workspace reads that contain any word
@@ -318,6 +324,11 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if err != nil {
 			return err
 		}
+		viewer := lesson.Viewer{Workspace: q.Workspace, Session: q.Session, GlobalLibrary: s.scope.ReadsGlobal()}
+		rows = slices.DeleteFunc(rows, func(r store.Memory) bool {
+			m := FromRow(r)
+			return rules.Governed(m) && !viewer.Sees(m)
+		})
 		hits = shown(rank(rows, terms, now), limit)
 		if q.Peek {
 			return nil

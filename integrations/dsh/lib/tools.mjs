@@ -74,11 +74,13 @@ export function toolSpecs ({ client, where, sendQueued }) {
         : v.results.map(r => `- (${r.kind}) ${r.text}`).join('\n'))
     },
     async execute (args, exec) {
-      const { workspace } = where(exec?.agent)
+      const { workspace, session } = where(exec?.agent)
       const q = String(args.query ?? '').trim()
       if (!q) throw new Error('memory_search: query is empty')
       const limit = Number.isInteger(args.limit) ? Math.min(20, Math.max(1, args.limit)) : 8
-      const res = await client.request('GET', '/v1/memories/search', { query: { workspace, q, limit }, force: true })
+      // session: a lesson is found only where its scope shows it
+      const query = session ? { workspace, session, q, limit } : { workspace, q, limit }
+      const res = await client.request('GET', '/v1/memories/search', { query, force: true })
       if (res === null) throw new Error('mull is unavailable; memory cannot be searched now')
       if (res.status !== 200) throw new Error(`mull answered HTTP ${res.status} to GET /v1/memories/search${res.body?.error ? ': ' + res.body.error : ''}`)
       const results = (Array.isArray(res.body?.results) ? res.body.results : [])

@@ -94,7 +94,7 @@ test('memory_search queries the workspace and renders the results', async (t) =>
   const agent = fakeAgent(fakeSession('session-s', '/home/dev/shop'))
   const v = await tool(ctx, 'memory_search').execute({ query: 'pnpm', limit: 5 }, { agent })
   const req = fake.requests.find(r => r.path === '/v1/memories/search')
-  assert.deepEqual(req.query, { workspace: '/home/dev/shop', q: 'pnpm', limit: '5' })
+  assert.deepEqual(req.query, { workspace: '/home/dev/shop', session: 'session-s', q: 'pnpm', limit: '5' })
   assert.deepEqual(v.results.map(r => r.text), ['Always use pnpm, never npm.'])
   assert.deepEqual(tool(ctx, 'memory_search').output.render({}, v), [{ type: 'text', text: '- (preference) Always use pnpm, never npm.' }])
 })
