@@ -45,7 +45,8 @@ func (s *Server) lookupLesson(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	l, err := s.deps.Memories.LookupLesson(r.Context(), id)
+	q := r.URL.Query()
+	l, err := s.deps.Memories.LookupLesson(r.Context(), id, memories.Asker{Workspace: q.Get("workspace"), Session: q.Get("session")})
 	var le *memories.LookupError
 	switch {
 	case errors.As(err, &le):

@@ -270,7 +270,19 @@ func TestLessonLookup(t *testing.T) {
 
 		var got memories.Looked
 		for _, ref := range []string{fmt.Sprintf("L%d", id), fmt.Sprint(id)} {
-			expect(t, serve(srv, "GET", "/v1/lessons/"+ref+"/lookup", ""), http.StatusOK, &got)
+			expect(t, serve(srv, "GET", "/v1/lessons/"+ref+"/lookup?workspace=/w&session=s1", ""), http.StatusOK, &got)
+		}
+		// A session that had it in a task's environment may read it.
+		if saw, err := s.SessionSawLesson(ctx, s.DB, "s1", id); err != nil || !saw {
+			t.Fatalf("s1 saw L%d in task-later's environment: %t, %v", id, saw, err)
+		}
+		if saw, err := s.SessionSawLesson(ctx, s.DB, "s2", id); err != nil || saw {
+			t.Fatalf("s2 never had L%d: %t, %v", id, saw, err)
+		}
+		// Another session of the workspace, or nobody, cannot read s1's
+		// reflection lesson: the same 404 as an unknown id.
+		for _, q := range []string{"?workspace=/w&session=s2", "?workspace=/w", ""} {
+			expect(t, serve(srv, "GET", fmt.Sprintf("/v1/lessons/L%d/lookup%s", id, q), ""), http.StatusNotFound, nil)
 		}
 		text := got.Text
 		for _, want := range []string{
@@ -290,7 +302,7 @@ func TestLessonLookup(t *testing.T) {
 			t.Fatalf("lookup shows source_text:\n%s", text)
 		}
 		var ownLook memories.Looked
-		expect(t, serve(srv, "GET", fmt.Sprintf("/v1/lessons/L%d/lookup", own), ""), http.StatusOK, &ownLook)
+		expect(t, serve(srv, "GET", fmt.Sprintf("/v1/lessons/L%d/lookup?session=s1", own), ""), http.StatusOK, &ownLook)
 		if !strings.Contains(ownLook.Text, "claim: the item's own review") || strings.Contains(ownLook.Text, "migrate twice") {
 			t.Errorf("lookup of a lesson with its own critique:\n%s", ownLook.Text)
 		}

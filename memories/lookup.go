@@ -48,10 +48,19 @@ type LookedLesson struct {
 // task's start snapshot, and the adversarial review of it when one was
 // stored. A superseded or deprecated lesson is shown with its state; a
 // deleted, quarantined, unknown or non-lesson id is a *LookupError.
-func (s *Service) LookupLesson(ctx context.Context, id int64) (Looked, error) {
+//
+// asker is who looks: a lesson is shown only to a session its scope
+// reaches, or one that had it in a task's start environment (it was in
+// force for that session when it was frozen); any other is a *LookupError,
+// as if it did not exist, so ids cannot be walked across sessions and
+// workspaces. A session's workspace is its own, not the request's.
+func (s *Service) LookupLesson(ctx context.Context, id int64, asker Asker) (Looked, error) {
 	var l lesson.Lookup
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
 		m, err := s.getLesson(ctx, tx, id)
+		if err == nil {
+			err = s.mayLookUp(ctx, tx, m, asker)
+		}
 		var nl *NotLessonError
 		switch {
 		case errors.Is(err, store.ErrNotFound):
@@ -180,4 +189,35 @@ func CritiqueSection(c reflection.Critique) lesson.LookupSection {
 		add("unresolved", strings.Join(c.UnresolvedKeys, ", "))
 	}
 	return lesson.LookupSection{Title: "CRITIQUE", Lines: lines}
+}
+
+// Asker is the session (and workspace) a lookup is for.
+type Asker struct {
+	Workspace string
+	Session   string
+}
+
+// mayLookUp refuses a lesson asker's session does not see and never had in
+// a task's environment, with the same answer as an unknown id.
+func (s *Service) mayLookUp(ctx context.Context, tx *sql.Tx, m memory.Memory, asker Asker) error {
+	ws := asker.Workspace
+	if asker.Session != "" {
+		sess, err := s.store.GetSessionIn(ctx, tx, asker.Session)
+		switch {
+		case err == nil:
+			ws = sess.Workspace
+		case !errors.Is(err, store.ErrNotFound):
+			return err
+		}
+	}
+	if (lesson.Viewer{Workspace: ws, Session: asker.Session, GlobalLibrary: s.scope.ReadsGlobal()}).Sees(m) {
+		return nil
+	}
+	if asker.Session != "" {
+		saw, err := s.store.SessionSawLesson(ctx, tx, asker.Session, m.ID)
+		if err != nil || saw {
+			return err
+		}
+	}
+	return store.ErrNotFound
 }

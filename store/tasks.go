@@ -523,3 +523,15 @@ func idList(ids []int64, n int) (string, []any) {
 	}
 	return strings.Join(ph, ", "), args
 }
+
+// SessionSawLesson reports whether lesson id was in the start environment
+// of a task of session (lessons_lookup shows it to that session then).
+func (s *Store) SessionSawLesson(ctx context.Context, q querier, session string, id int64) (bool, error) {
+	var n int
+	err := q.QueryRowContext(ctx, `select count(*) from task_lessons tl join tasks t on t.id = tl.task_id
+		where t.session_id = $1 and tl.lesson_id = $2`, session, id).Scan(&n)
+	if err != nil {
+		return false, fmt.Errorf("lesson %d in session %s's tasks: %w", id, session, err)
+	}
+	return n > 0, nil
+}

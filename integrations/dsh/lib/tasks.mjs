@@ -206,12 +206,16 @@ export function taskToolSpecs ({ client, where, sendQueued = async () => {} }) {
     },
     isConcurrencySafe: () => true,
     output: { ...ANY, render: (_args, v) => text(v.found ? v.text : `Not found: ${v.reason}`) },
-    async execute (args) {
+    async execute (args, exec) {
       const id = idOf(args?.lesson_id)
       const no = reason => ({ found: false, lesson_id: id, reason })
       if (!id) return no('lesson_id is empty; give the lesson\'s id as mull shows it')
       const path = `/v1/lessons/${encodeURIComponent(id)}/lookup`
-      const res = await client.request('GET', path, { force: true })
+      // who asks: mull shows a lesson only to a session its scope reaches,
+      // or one that had it in a task's environment
+      const { workspace, session } = where(exec?.agent)
+      const query = session ? { workspace, session } : { workspace }
+      const res = await client.request('GET', path, { query, force: true })
       if (res === null) return no('mull is unavailable; the lesson cannot be looked up now')
       if (res.status === 200 && typeof res.body?.text === 'string') return { found: true, lesson_id: id, text: res.body.text }
       if (res.status === 404 && res.body?.error) return no(`mull has no lesson ${id} (${res.body.error})`)
