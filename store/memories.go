@@ -1,13 +1,13 @@
 package store
 
 import (
-	"slices"
 	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
