@@ -183,13 +183,17 @@ func checkField(name, v string, max int, multiline bool) error {
 // trust gate read. Callers gate each field (the memories package), then
 // set Text = Line(m), then validate.
 func Validate(m memory.Memory) error {
-	if err := memory.Validate(m); err != nil {
-		return err
-	}
 	if m.Lesson == nil {
 		return &memory.FieldError{Field: "lesson", Problem: "required: a " + string(m.Kind) + " has structured fields"}
 	}
-	if err := ValidateFields(m.Kind, m.Scope, *m.Lesson); err != nil {
+	// The fields first: a too-short problem is named as the problem, not
+	// as the Text rendered from it.
+	if m.Kind.Structured() {
+		if err := ValidateFields(m.Kind, m.Scope, *m.Lesson); err != nil {
+			return err
+		}
+	}
+	if err := memory.Validate(m); err != nil {
 		return err
 	}
 	if err := CheckScope(m); err != nil {
