@@ -288,6 +288,7 @@ func TestLessonLookup(t *testing.T) {
 		for _, want := range []string{
 			fmt.Sprintf("LESSON L%d", id), "avoid:       running migrate in a loop",
 			"precedent:   verified 0x, 1 counterexample(s); in force in 1 closed task(s)",
+			"counterexamples: task-later",
 			"CRITIQUE", "claim: migrate twice breaks the db", "validity: premise_truth supported", "verdict: narrowed",
 			"SOURCE TASK task-src", "goal:     ship the fix", "expected: tests pass", "status:   failed", "result:   tests still red",
 			"timeline: session events seq 4..17",

@@ -81,6 +81,11 @@ func (s *Service) LookupLesson(ctx context.Context, id int64, asker Asker) (Look
 		}
 		pc := p[id]
 		l.Precedent = lesson.Precedent{Verified: pc.Verified, Counter: pc.Counter, Exposures: pc.Exposures}
+		if pc.Counter > 0 {
+			if l.Counterexamples, err = s.store.CounterexampleTasks(ctx, tx, id, lesson.MaxLookupCounterexamples); err != nil {
+				return err
+			}
+		}
 		if m.TaskID == "" {
 			return nil
 		}

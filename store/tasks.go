@@ -535,3 +535,25 @@ func (s *Store) SessionSawLesson(ctx context.Context, q querier, session string,
 	}
 	return n > 0, nil
 }
+
+// CounterexampleTasks lists the closed failed tasks (not turn tasks) that
+// had lesson id in their start environment, newest first, at most limit:
+// the evidence a revise of it may cite.
+func (s *Store) CounterexampleTasks(ctx context.Context, q querier, id int64, limit int) ([]string, error) {
+	rows, err := q.QueryContext(ctx, `select t.id from task_lessons tl join tasks t on t.id = tl.task_id
+		where tl.lesson_id = $1 and t.status = $2 and t.kind <> 'turn' and t.closed_at is not null
+		order by t.closed_at desc, t.id limit $3`, id, TaskFailed, limit)
+	if err != nil {
+		return nil, fmt.Errorf("counterexamples of lesson %d: %w", id, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var t string
+		if err := rows.Scan(&t); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}

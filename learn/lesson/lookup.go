@@ -49,7 +49,14 @@ type Lookup struct {
 	Source *TaskInfo
 	// Environment is Source's start snapshot; nil when there is none.
 	Environment *Snapshot
+	// Counterexamples are closed failed tasks that had the lesson in force
+	// (newest first, at most MaxLookupCounterexamples): the evidence a
+	// revise must cite, shown so a justified revise can be written at all.
+	Counterexamples []string
 }
+
+// MaxLookupCounterexamples caps the counterexample task ids a lookup lists.
+const MaxLookupCounterexamples = 5
 
 // RenderLookup renders l in the seed's shape:
 //
@@ -78,7 +85,7 @@ type Lookup struct {
 // marked, and is not expanded again. Every stored text goes through the
 // render-time gate: the answer goes into the agent's context.
 func RenderLookup(l Lookup) string {
-	blocks := []string{lookupLessonBlock(l.Lesson, l.Precedent)}
+	blocks := []string{lookupLessonBlock(l.Lesson, l.Precedent, l.Counterexamples)}
 	for _, s := range l.Sections {
 		blocks = append(blocks, lookupSectionBlock(s))
 	}
@@ -101,7 +108,7 @@ func (b *lookupLines) add(label, value string) {
 
 func (b lookupLines) String() string { return strings.Join(b, "\n") }
 
-func lookupLessonBlock(m memory.Memory, p Precedent) string {
+func lookupLessonBlock(m memory.Memory, p Precedent, counter []string) string {
 	e := snapshotEntry(m)
 	b := lookupLines{"LESSON " + LessonRef(m.ID)}
 	b.add("problem:     ", e.Problem)
@@ -125,6 +132,17 @@ func lookupLessonBlock(m memory.Memory, p Precedent) string {
 	b.add("state:       ", lookupState(m))
 	b.add("precedent:   ", strings.TrimPrefix(FormatPrecedent(p), "Precedent: ")+
 		"; in force in "+strconv.Itoa(p.Exposures)+" closed task(s)")
+	if len(counter) > 0 {
+		ids := make([]string, 0, min(len(counter), MaxLookupCounterexamples))
+		for _, id := range counter[:min(len(counter), MaxLookupCounterexamples)] {
+			ids = append(ids, envField(id))
+		}
+		more := ""
+		if n := p.Counter - len(ids); n > 0 {
+			more = " (+" + strconv.Itoa(n) + " more)"
+		}
+		b.add("counterexamples: ", strings.Join(ids, ", ")+more)
+	}
 	return b.String()
 }
 

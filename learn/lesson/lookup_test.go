@@ -222,3 +222,18 @@ func TestRenderLookupSectionsAndGate(t *testing.T) {
 		t.Errorf("ungated text in:\n%s", got)
 	}
 }
+
+// The counterexample tasks a revise may cite are listed, at most
+// MaxLookupCounterexamples, with how many more there are.
+func TestRenderLookupCounterexamples(t *testing.T) {
+	m := memory.Memory{ID: 9, Kind: memory.Lesson, Scope: memory.LessonGlobal,
+		Lesson: &memory.LessonFields{Problem: "p is a problem", Correction: "c is the correction"}}
+	ids := []string{"task-1", "task-2", "task-3", "task-4", "task-5"}
+	text := lesson.RenderLookup(lesson.Lookup{Lesson: m, Precedent: lesson.Precedent{Counter: 7, Exposures: 9}, Counterexamples: ids})
+	if !strings.Contains(text, "counterexamples: task-1, task-2, task-3, task-4, task-5 (+2 more)") {
+		t.Fatalf("lookup:\n%s", text)
+	}
+	if text := lesson.RenderLookup(lesson.Lookup{Lesson: m}); strings.Contains(text, "counterexamples:") {
+		t.Fatalf("a lesson with no counterexample lists some:\n%s", text)
+	}
+}
