@@ -260,7 +260,8 @@ func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory
 		}
 		if a.s.cfg.GateOn() {
 			var lookupErr error
-			err := lesson.CheckEvidence(target.ID, it.EvidenceTaskIDs, a.outcome(ctx, &lookupErr))
+			lineage := lesson.Lineage(target, a.memoryByID(ctx, &lookupErr))
+			err := lesson.CheckEvidenceLineage(lineage, it.EvidenceTaskIDs, a.outcome(ctx, &lookupErr))
 			if lookupErr != nil {
 				return row, res, lookupErr
 			}
@@ -327,6 +328,21 @@ func (a *applier) write(ctx context.Context, it reflection.Item, m memory.Memory
 		return row, res, err
 	}
 	return row, res, a.s.store.SetMemoryState(ctx, a.tx, target.ID, store.StateSuperseded, a.now, reason, id)
+}
+
+// memoryByID reads a memory for lesson.Lineage; a read error other than
+// not found is kept in *errp.
+func (a *applier) memoryByID(ctx context.Context, errp *error) func(int64) (memory.Memory, bool) {
+	return func(id int64) (memory.Memory, bool) {
+		r, err := a.s.store.GetMemory(ctx, a.tx, id)
+		if err != nil {
+			if !errors.Is(err, store.ErrNotFound) && *errp == nil {
+				*errp = err
+			}
+			return memory.Memory{}, false
+		}
+		return memories.FromRow(r), true
+	}
 }
 
 // RefusedScope is the check that refuses a revise of a lesson wider than

@@ -142,3 +142,43 @@ func TestApplyReviseOutOfReach(t *testing.T) {
 		}
 	})
 }
+
+// Promotion is a state transition: a revise of the promoted lesson may cite
+// a failed task that had its source in force.
+func TestApplyReviseAcrossAPromotion(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFixture(t, s, nil)
+		m := memory.Memory{Workspace: "/w", Kind: memory.Lesson, Scope: memory.LessonReflection, ScopeSession: "s0", SessionID: "s0",
+			Origin: memory.OriginPanel, Lesson: &memory.LessonFields{Problem: "npm install fails on the lockfile",
+				Correction: "read the project's notes first, then run the package manager the lockfile names"}}
+		m, _, err := lesson.New(m, f.s.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := s.InsertMemory(context.Background(), s.DB, memories.ToRow(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.closedTask("task-old", "s0", store.TaskFailed, src)
+		r, err := s.GetMemory(context.Background(), s.DB, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := lesson.Promote(memories.FromRow(r), lesson.Target{Scope: memory.LessonWorkspace, Workspace: "/w"}, "promoted for the whole workspace", f.s.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		did, err := s.InsertMemory(context.Background(), s.DB, memories.ToRow(d))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.closedTask("task-now", "s1", store.TaskFailed, did)
+		got, err := f.apply("task-now", doc(revise(did, "task-old")), tasks.ByJob)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res := got.Results[0]; res.Refused != "" || got.LessonsRecorded != 1 {
+			t.Fatalf("revise of a promoted lesson with its source's evidence: %+v", got)
+		}
+	})
+}

@@ -1,6 +1,7 @@
 package lesson
 
 import (
+	"github.com/mullhq/mull/learn/memory"
 	"slices"
 	"strconv"
 	"strings"
@@ -176,6 +177,15 @@ func quoteTaskID(id string) string {
 // is trimmed of surrounding space before lookup, and a blank one is an
 // unknown task.
 func CheckEvidence(challenged int64, evidenceIDs []string, lookup func(id string) (TaskOutcome, bool)) error {
+	return CheckEvidenceLineage([]int64{challenged}, evidenceIDs, lookup)
+}
+
+// CheckEvidenceLineage is CheckEvidence for a lesson that was promoted:
+// lineage is the challenged lesson's id first, then the ids it was
+// promoted from (Lineage). Promotion is a state transition, not a new
+// lesson, so a task whose snapshot held any of them had it in force.
+func CheckEvidenceLineage(lineage []int64, evidenceIDs []string, lookup func(id string) (TaskOutcome, bool)) error {
+	challenged := lineage[0]
 	if len(evidenceIDs) == 0 {
 		return &GateError{Check: GateNoEvidence, Lesson: challenged}
 	}
@@ -195,9 +205,27 @@ func CheckEvidence(challenged int64, evidenceIDs []string, lookup func(id string
 			return refuse(GateNotATask)
 		case t.Status == TaskSucceeded:
 			return refuse(GateSucceeded)
-		case !slices.Contains(t.EnvironmentIDs, challenged):
+		case !slices.ContainsFunc(lineage, func(id int64) bool { return slices.Contains(t.EnvironmentIDs, id) }):
 			return refuse(GateNotInSnapshot)
 		}
 	}
 	return nil
+}
+
+// maxLineage bounds how far Lineage follows PromotedFromID.
+const maxLineage = 16
+
+// Lineage is m's id, then the ids it was promoted from, nearest first, as
+// far as get finds them (at most maxLineage; a cycle stops it).
+func Lineage(m memory.Memory, get func(id int64) (memory.Memory, bool)) []int64 {
+	out := []int64{m.ID}
+	for next := m.PromotedFromID; next != 0 && len(out) < maxLineage && !slices.Contains(out, next); {
+		out = append(out, next)
+		src, ok := get(next)
+		if !ok {
+			break
+		}
+		next = src.PromotedFromID
+	}
+	return out
 }

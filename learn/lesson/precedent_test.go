@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/mullhq/mull/learn/lesson"
+	"github.com/mullhq/mull/learn/memory"
 )
 
 func TestPrecedents(t *testing.T) {
@@ -141,5 +142,33 @@ func TestTurnTasksAreNotPrecedent(t *testing.T) {
 	}
 	if err := lesson.CheckEvidence(7, []string{"task-1"}, lookup); err != nil {
 		t.Fatalf("a failed task as evidence: %v", err)
+	}
+}
+
+// A promoted lesson keeps its history: a failed task that had its source
+// in force is evidence against it.
+func TestCheckEvidenceAcrossAPromotion(t *testing.T) {
+	src := memory.Memory{ID: 3}
+	mid := memory.Memory{ID: 5, PromotedFromID: 3}
+	top := memory.Memory{ID: 8, PromotedFromID: 5}
+	byID := map[int64]memory.Memory{3: src, 5: mid, 8: top}
+	get := func(id int64) (memory.Memory, bool) { m, ok := byID[id]; return m, ok }
+	lineage := lesson.Lineage(top, get)
+	if len(lineage) != 3 || lineage[0] != 8 || lineage[1] != 5 || lineage[2] != 3 {
+		t.Fatalf("lineage %v, want [8 5 3]", lineage)
+	}
+	old := lesson.TaskOutcome{ID: "task-old", Status: lesson.TaskFailed, Closed: true, EnvironmentIDs: []int64{3}}
+	lookup := func(id string) (lesson.TaskOutcome, bool) { return old, id == old.ID }
+	if err := lesson.CheckEvidenceLineage(lineage, []string{"task-old"}, lookup); err != nil {
+		t.Fatalf("a failed task that had the source in force: %v", err)
+	}
+	var ge *lesson.GateError
+	if err := lesson.CheckEvidence(8, []string{"task-old"}, lookup); !errors.As(err, &ge) || ge.Check != lesson.GateNotInSnapshot {
+		t.Fatalf("without the lineage: %v, want %s", err, lesson.GateNotInSnapshot)
+	}
+	// A cycle stops.
+	byID[3] = memory.Memory{ID: 3, PromotedFromID: 8}
+	if l := lesson.Lineage(top, get); len(l) != 3 {
+		t.Fatalf("lineage through a cycle: %v", l)
 	}
 }

@@ -50,7 +50,8 @@ func GatePrecedent(c Changes, existing []memory.Memory, tasks func(id string) (l
 			kept = append(kept, inv)
 			continue
 		}
-		err := lesson.CheckEvidence(inv.ID, inv.Evidence, tasks)
+		get := func(id int64) (memory.Memory, bool) { m, ok := byID[id]; return m, ok }
+		err := lesson.CheckEvidenceLineage(lesson.Lineage(m, get), inv.Evidence, tasks)
 		if err == nil {
 			kept = append(kept, inv)
 			continue
