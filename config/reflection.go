@@ -51,6 +51,10 @@ type Reflection struct {
 	// reflection material. Defaults to true.
 	// Env: MULL_REFLECTION_ENVIRONMENT_IN_BRIEF.
 	EnvironmentInBrief *bool `toml:"environment_in_brief" env:"bool"`
+	// Nudge is the seed's missedTaskNudge: a turn of substantive work that
+	// no task covered gets a notice saying so. Defaults to true.
+	// Env: MULL_REFLECTION_NUDGE.
+	Nudge *bool `toml:"nudge" env:"bool"`
 	// NudgeMinCalls is the tool calls (task tools not counted) that make a
 	// turn substantive for the missed-task nudge. Defaults to 8.
 	// Env: MULL_REFLECTION_NUDGE_MIN_CALLS.
@@ -59,6 +63,9 @@ type Reflection struct {
 	// Env: MULL_REFLECTION_NUDGE_MAX_PER_SESSION.
 	NudgeMaxPerSession int `toml:"nudge_max_per_session"`
 }
+
+// NudgeOn reports reflection.nudge (unset: on).
+func (r Reflection) NudgeOn() bool { return on(r.Nudge) }
 
 // GateOn reports reflection.precedent_gate (unset: on).
 func (r Reflection) GateOn() bool { return on(r.PrecedentGate) }
@@ -79,7 +86,7 @@ func on(p *bool) bool { return p == nil || *p }
 
 func (r Reflection) withDefaults() Reflection {
 	r.Mode = cmp.Or(r.Mode, ReflectJob)
-	for _, p := range []**bool{&r.PrecedentGate, &r.PrecedentInPrompt, &r.Silent, &r.EnvironmentInBrief} {
+	for _, p := range []**bool{&r.PrecedentGate, &r.PrecedentInPrompt, &r.Silent, &r.EnvironmentInBrief, &r.Nudge} {
 		if *p == nil {
 			*p = boolPtr(true)
 		}

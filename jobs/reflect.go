@@ -23,7 +23,7 @@ func registerReflectTask(reg *engine.Registry, d Deps, in *ingest.Service) {
 	w := &reflecttask.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger.With("component", "reflect_task"), Lessons: mem,
 		Apply: applyByJob(svc), Options: reflecttask.Options{EnvironmentInBrief: cfg.Reflection.EnvironmentInBriefOn(),
 			Adversarial: cfg.Reflection.AdversarialReview}}
-	h := &reflecttask.TurnHook{Store: d.Store, Logger: d.Logger.With("component", "turn_end"), Fallback: cfg.Reflection.TurnFallback,
+	h := &reflecttask.TurnHook{Store: d.Store, Logger: d.Logger.With("component", "turn_end"), Fallback: cfg.Reflection.TurnFallback, NoNudge: !cfg.Reflection.NudgeOn(),
 		Nudge: reflection.NudgeOptions{MinCalls: cfg.Reflection.NudgeMinCalls, MaxPerSession: cfg.Reflection.NudgeMaxPerSession}}
 	reflecttask.Register(reg, w, h)
 }

@@ -30,6 +30,8 @@ type TurnHook struct {
 	Nudge reflection.NudgeOptions
 	// Fallback is reflection.turn_fallback.
 	Fallback bool
+	// NoNudge is reflection.nudge off: no missed-task notice is served.
+	NoNudge bool
 }
 
 // turn is one ended turn as the hook reads it.
@@ -86,6 +88,9 @@ func (h *TurnHook) read(ctx context.Context, tx *sql.Tx, sess store.Session, e e
 // nudge serves the missed-task notice when reflection.Nudge says so and
 // the session's capped count takes one more.
 func (h *TurnHook) nudge(ctx context.Context, tx *sql.Tx, t turn) error {
+	if h.NoNudge {
+		return nil
+	}
 	text, ok := reflection.Nudge(t.activity, h.Nudge)
 	if !ok {
 		return nil

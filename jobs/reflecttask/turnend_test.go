@@ -264,3 +264,22 @@ func TestTurnFallback(t *testing.T) {
 		}
 	})
 }
+
+// reflection.nudge off: a turn of substantive work gets no notice.
+func TestNudgeOff(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		s.SetClock(func() time.Time { return t0.Add(time.Hour) })
+		reg := engine.NewRegistry(nil)
+		reflecttask.Register(reg, &reflecttask.Worker{Store: s, Logger: enginetest.Logger()},
+			&reflecttask.TurnHook{Store: s, Logger: enginetest.Logger(), Nudge: reflection.DefaultNudge, NoNudge: true})
+		client := enginetest.NewClient(t, s, reg, enginetest.Config(), false)
+		svc := ingest.New(s, ingest.Hooks{TurnEnded: reg.TurnEnded})
+		svc.UseClient(client)
+		h := &hookEnv{t: t, s: s, svc: svc, client: client}
+		h.start("session-a", true)
+		h.turn("session-a", turnSpec{n: 1, tools: calls(20, "bash")})
+		if got := h.nudges("session-a"); len(got) != 0 {
+			t.Fatalf("nudges %v with reflection.nudge off", got)
+		}
+	})
+}
