@@ -116,7 +116,7 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 			return err
 		}
 		st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: wm, PublishedAt: now,
-			Text: out.Text, ETag: out.ETag, Dropped: out.Dropped}
+			Text: out.Text, ETag: out.ETag, Dropped: out.Dropped, LessonIDs: out.Lessons}
 		return s.store.PutDigestState(ctx, tx, st)
 	})
 	return fromState(st), err

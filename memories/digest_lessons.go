@@ -112,7 +112,7 @@ func (s *Service) DigestFor(ctx context.Context, workspace, session string) (Dig
 		return Digest{}, err
 	}
 	st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: d.Watermark, PublishedAt: d.PublishedAt,
-		Text: out.Text, ETag: out.ETag, Dropped: out.Dropped}
+		Text: out.Text, ETag: out.ETag, Dropped: out.Dropped, LessonIDs: out.Lessons}
 	return fromState(st), s.store.PutDigestState(ctx, s.store.DB, st)
 }
 

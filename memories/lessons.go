@@ -60,9 +60,16 @@ type LessonView struct {
 	Lessons []memory.Memory `json:"lessons"`
 	// InDigest are the ids the session's published digest shows
 	// (LessonsInForce): what the agent actually reads until the next
-	// watermark. A lesson in Lessons but not here is still a notice; one
-	// here but not in Lessons leaves the prompt at the next publication.
+	// watermark. A lesson in Lessons but not here is still a notice, or
+	// in Omitted; one here but not in Lessons leaves the prompt at the
+	// next publication.
 	InDigest []int64 `json:"in_digest"`
+	// Omitted are the ids of lessons in force at that digest's watermark
+	// that its text left out (the lessons quota, MaxLines, the shrink or
+	// drop, the render-time gate): neither in the prompt nor a notice, and
+	// not in a task's snapshot. Empty for a digest published before mull
+	// recorded what it shows.
+	Omitted []int64 `json:"omitted"`
 	// CommittedAt is that digest's published_at; zero when none was.
 	CommittedAt time.Time `json:"committed_at,omitzero"`
 }
@@ -75,13 +82,16 @@ func (s *Service) Lessons(ctx context.Context, q LessonQuery) (LessonView, error
 		return LessonView{}, err
 	}
 	var out LessonView
-	published, at, err := s.LessonsInForce(ctx, s.store.DB, ws, q.Session)
+	published, omitted, at, err := s.lessonsPublished(ctx, s.store.DB, ws, q.Session)
 	if err != nil {
 		return out, err
 	}
-	out.CommittedAt, out.InDigest = at, make([]int64, len(published))
+	out.CommittedAt, out.InDigest, out.Omitted = at, make([]int64, len(published)), make([]int64, len(omitted))
 	for i, m := range published {
 		out.InDigest[i] = m.ID
+	}
+	for i, m := range omitted {
+		out.Omitted[i] = m.ID
 	}
 	f := store.LessonFilter{Quarantined: q.All}
 	switch {

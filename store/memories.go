@@ -345,14 +345,22 @@ type DigestState struct {
 	Text        string
 	ETag        string
 	Dropped     []string
+	// LessonIDs are the lessons Text shows (digest.Output.Lessons), never
+	// nil when LessonsKnown. LessonsKnown is false on a row published
+	// before mull recorded them (migration 021): its lessons are unknown,
+	// and a reader falls back to every lesson in force at WatermarkID.
+	// PutDigestState always records them.
+	LessonIDs    []int64
+	LessonsKnown bool
 }
 
 // GetDigestState reads a workspace's published digest; ok is false when
 // none was published yet.
 func (s *Store) GetDigestState(ctx context.Context, q querier, workspace string) (d DigestState, ok bool, err error) {
 	var dropped string
-	err = q.QueryRowContext(ctx, `select workspace, scope, watermark_id, published_at, text, etag, dropped
-		from digest_state where workspace = $1`, workspace).Scan(&d.Workspace, &d.Scope, &d.WatermarkID, &d.PublishedAt, &d.Text, &d.ETag, &dropped)
+	var lessons sql.NullString
+	err = q.QueryRowContext(ctx, `select workspace, scope, watermark_id, published_at, text, etag, dropped, lesson_ids
+		from digest_state where workspace = $1`, workspace).Scan(&d.Workspace, &d.Scope, &d.WatermarkID, &d.PublishedAt, &d.Text, &d.ETag, &dropped, &lessons)
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, false, nil
 	}
@@ -363,17 +371,31 @@ func (s *Store) GetDigestState(ctx context.Context, q querier, workspace string)
 	if err := json.Unmarshal([]byte(dropped), &d.Dropped); err != nil {
 		return d, false, fmt.Errorf("digest state of %q: bad dropped %q: %w", workspace, dropped, err)
 	}
+	if lessons.Valid {
+		if err := json.Unmarshal([]byte(lessons.String), &d.LessonIDs); err != nil {
+			return d, false, fmt.Errorf("digest state of %q: bad lesson_ids %q: %w", workspace, lessons.String, err)
+		}
+		if d.LessonIDs == nil {
+			d.LessonIDs = []int64{}
+		}
+		d.LessonsKnown = true
+	}
 	return d, true, nil
 }
 
 // PutDigestState publishes a workspace's digest, replacing the last one.
 func (s *Store) PutDigestState(ctx context.Context, q querier, d DigestState) error {
 	dropped, _ := json.Marshal(nonNilStrings(d.Dropped)) // a []string always marshals
-	_, err := q.ExecContext(ctx, `insert into digest_state (workspace, scope, watermark_id, published_at, text, etag, dropped)
-		values ($1, $2, $3, $4, $5, $6, $7) on conflict (workspace) do update set scope = excluded.scope,
+	ids := d.LessonIDs
+	if ids == nil {
+		ids = []int64{}
+	}
+	lessons, _ := json.Marshal(ids) // an []int64 always marshals
+	_, err := q.ExecContext(ctx, `insert into digest_state (workspace, scope, watermark_id, published_at, text, etag, dropped, lesson_ids)
+		values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict (workspace) do update set scope = excluded.scope,
 		watermark_id = excluded.watermark_id, published_at = excluded.published_at, text = excluded.text,
-		etag = excluded.etag, dropped = excluded.dropped`,
-		d.Workspace, d.Scope, d.WatermarkID, utcMicro(d.PublishedAt), d.Text, d.ETag, string(dropped))
+		etag = excluded.etag, dropped = excluded.dropped, lesson_ids = excluded.lesson_ids`,
+		d.Workspace, d.Scope, d.WatermarkID, utcMicro(d.PublishedAt), d.Text, d.ETag, string(dropped), string(lessons))
 	if err != nil {
 		return fmt.Errorf("publish digest of %q: %w", d.Workspace, err)
 	}

@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"slices"
 	"testing"
 	"time"
 
@@ -124,6 +125,24 @@ func TestMemorySearchChangesAndDigestState(t *testing.T) {
 		got, ok, err := s.GetDigestState(ctx, s.DB, "/w")
 		if err != nil || !ok || got.Text != "t2" || !got.PublishedAt.Equal(t0) || len(got.Dropped) != 1 || got.WatermarkID != g {
 			t.Fatalf("digest state: %+v %v %v", got, ok, err)
+		}
+		// The lessons it shows are recorded, [] when none; a row published
+		// before migration 021 (lesson_ids null) reads as not known.
+		if !got.LessonsKnown || got.LessonIDs == nil || len(got.LessonIDs) != 0 {
+			t.Fatalf("no lessons shown: %+v", got)
+		}
+		d.LessonIDs = []int64{3, 7}
+		if err := s.PutDigestState(ctx, s.DB, d); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err = s.GetDigestState(ctx, s.DB, "/w"); err != nil || !got.LessonsKnown || !slices.Equal(got.LessonIDs, []int64{3, 7}) {
+			t.Fatalf("lessons shown: %+v %v", got, err)
+		}
+		if _, err := s.DB.ExecContext(ctx, `update digest_state set lesson_ids = null where workspace = $1`, "/w"); err != nil {
+			t.Fatal(err)
+		}
+		if got, _, err = s.GetDigestState(ctx, s.DB, "/w"); err != nil || got.LessonsKnown || got.LessonIDs != nil {
+			t.Fatalf("a row from before migration 021: %+v %v", got, err)
 		}
 	})
 }

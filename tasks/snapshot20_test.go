@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
@@ -20,10 +21,18 @@ import (
 // by id and problem only, every id present, as stored on either database.
 // The fixture puts the cut inside the low level, so a limit of 11 or 13, or
 // another order, fails.
+//
+// A snapshot is what the digest showed (memories.LessonsInForce), and 20
+// lessons overflow the default lessons quota (900) and budget (3200), so
+// the fixture gives the digest room for all 20: a lessons quota of 8000 in
+// a budget of 12000, and MaxLines above 20.
 func TestOpenSnapshotOfTwentyLessons(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
-		f := newFixture(t, s, nil)
+		f := newFixture(t, s, func(c *config.Config) {
+			c.Digest.Budget, c.Digest.MaxLines = 12000, 40
+			c.Digest.Quotas = map[string]int{"lessons": 8000}
+		})
 		conf := map[int]memory.Confidence{}
 		var ids []int64
 		for i := range 20 {

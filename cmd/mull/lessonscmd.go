@@ -71,7 +71,9 @@ lessons of its workspace and the global library, active, not quarantined,
 whose scope shows them to it, and not covered by a promotion (lesson.InForce).
 The agent reads them through its digest, which changes only at a watermark:
 a lesson marked "notice" is newer than the published digest (the agent got
-it as a notice), and the lessons the digest still shows that are no longer
+it as a notice), one marked "omitted" was in force at the digest's watermark
+but its text left it out (the lessons quota, the shrink, the render-time
+gate: it is not in a task's snapshot either), and the lessons the digest still shows that are no longer
 in force are listed after, until the next publication.
 --session alone takes the session's workspace; --workspace alone shows what
 any session of that workspace sees (no session or reflection lessons); with
@@ -129,7 +131,11 @@ func printLessons(g *globals, v memories.LessonView) {
 				conf = cmp.Or(string(m.Lesson.Confidence), "-")
 			}
 			seen := "digest"
-			if !slices.Contains(v.InDigest, m.ID) {
+			switch {
+			case slices.Contains(v.InDigest, m.ID):
+			case slices.Contains(v.Omitted, m.ID):
+				seen = "omitted" // in force at the digest's watermark, left out of its text
+			default:
 				seen = "notice"
 			}
 			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\n", lesson.LessonRef(m.ID), m.Kind, conf, lessonState(m),

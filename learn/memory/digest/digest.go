@@ -103,6 +103,12 @@ type Output struct {
 	Dropped []string
 	// Blocked counts entries the render-time quarantine check hid.
 	Blocked int
+	// Lessons are the ids of the lessons Text shows, ascending, never nil:
+	// Lessons.InForce less those the render-time gate hid (lesson.Render's
+	// Blocked), the lessons quota or MaxLines left out, and those the
+	// shrink, the drop or the trim took away. A task opened against this
+	// digest freezes exactly these.
+	Lessons []int64
 }
 
 // SectionStat says how one section came out.

@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/mullhq/mull/learn/lesson"
@@ -30,6 +31,16 @@ type lessonBlock struct {
 	title string
 	head  []string
 	items []string
+	// ids are the lessons items show, one per item; 0 for an item that
+	// only refers to lessons ([CONFLICTS], [BOUNDARIES]).
+	ids []int64
+}
+
+// shownLesson is a lesson an entry of the lessons section shows, and the
+// line (of the section's text, its title line 0) where the entry starts.
+type shownLesson struct {
+	id   int64
+	line int
 }
 
 // lessonTitlePrefix makes a block's title a sub-heading of the section.
@@ -59,6 +70,11 @@ func (r *renderer) prepareLessons(in Lessons) {
 				ls[0] += r.marks(m)
 			}
 			lb.items = append(lb.items, strings.Join(ls, "\n"))
+			var id int64
+			if marked {
+				id = it.ID
+			}
+			lb.ids = append(lb.ids, id)
 		}
 		r.lessons = append(r.lessons, lb)
 	}
@@ -87,15 +103,25 @@ func (r *renderer) marks(m memory.Memory) string {
 func (r *renderer) lessonSection(quota int) *part {
 	var rm room
 	var body []string
+	var shown []shownLesson
 	omitted := 0
 	for _, b := range r.lessons {
 		var items []string
-		for _, it := range b.items {
+		var ids []shownLesson
+		// line is where the next item starts in the section's text: its
+		// title line, the lines before this block, the block's title and
+		// header, then the items taken so far.
+		line := 1 + countBodyLines(body) + 1 + len(b.head)
+		for i, it := range b.items {
 			n := runes(it) + 1
 			if rm.entries >= r.opts.MaxLines || (quota > 0 && rm.entries > 0 && rm.chars+n > quota) {
 				omitted++
 				continue
 			}
+			if b.ids[i] != 0 {
+				ids = append(ids, shownLesson{id: b.ids[i], line: line})
+			}
+			line += strings.Count(it, "\n") + 1
 			items = append(items, it)
 			rm.entries++
 			rm.chars += n
@@ -104,6 +130,7 @@ func (r *renderer) lessonSection(quota int) *part {
 			continue
 		}
 		body = append(append(append(body, b.title), b.head...), items...)
+		shown = append(shown, ids...)
 	}
 	if len(body) == 0 {
 		return nil
@@ -112,7 +139,43 @@ func (r *renderer) lessonSection(quota int) *part {
 		body = append(body, omittedLine(omitted))
 	}
 	return &part{
-		text: title("lessons", false) + "\n" + strings.Join(body, "\n"),
-		stat: SectionStat{Entries: rm.entries, Quota: quota, Used: rm.chars, Omitted: omitted},
+		text:  title("lessons", false) + "\n" + strings.Join(body, "\n"),
+		stat:  SectionStat{Entries: rm.entries, Quota: quota, Used: rm.chars, Omitted: omitted},
+		shown: shown,
 	}
+}
+
+// countBodyLines counts the lines of body's entries, an entry of several
+// lines counting each.
+func countBodyLines(body []string) int {
+	n := 0
+	for _, b := range body {
+		n += strings.Count(b, "\n") + 1
+	}
+	return n
+}
+
+// shownLessons are the ids of the lessons the final text shows, ascending:
+// those of the live lessons section whose entry's first line survived fit's
+// trim (a trimmed section keeps a prefix of its lines, then shrunkLine). A
+// lesson the render gate hid, the quota or MaxLines skipped, or whose
+// section was dropped is not among them.
+func shownLessons(live []*part) []int64 {
+	ids := []int64{}
+	for _, p := range live {
+		if p.name != "lessons" || p.global {
+			continue
+		}
+		kept := countLines(p.text)
+		if p.stat.Trimmed > 0 {
+			kept-- // the closing shrunkLine
+		}
+		for _, s := range p.shown {
+			if s.line < kept {
+				ids = append(ids, s.id)
+			}
+		}
+	}
+	slices.Sort(ids)
+	return slices.Compact(ids)
 }

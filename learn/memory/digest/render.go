@@ -34,7 +34,7 @@ func Render(in Input, opts Options) Output {
 		live, dropped = fit(append(live, gparts...), dropped, budget)
 	}
 
-	out := Output{Blocked: r.blocked, Dropped: droppedNames(live, dropped)}
+	out := Output{Blocked: r.blocked, Dropped: droppedNames(live, dropped), Lessons: shownLessons(live)}
 	text := body(live, dropped)
 	if n := runes(text); n > budget && budget > 0 {
 		// Unreachable with a sane config (the note alone fits any budget

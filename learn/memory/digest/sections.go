@@ -63,6 +63,8 @@ type part struct {
 	// keys are the duplicate keys of the memories it shows.
 	keys []string
 	stat SectionStat
+	// shown are, for the lessons section, the lessons its entries show.
+	shown []shownLesson
 }
 
 // scaled sections are rebuilt with smaller quotas when the digest is over
