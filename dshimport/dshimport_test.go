@@ -28,7 +28,7 @@ func TestImportFixtureHome(t *testing.T) {
 		im.Progress = func(p Progress) { last, calls = p, calls+1 }
 
 		sum := scanOK(t, im)
-		want := Summary{Files: 4, Read: 4, Events: 66, Stored: 66, Errors: []FileError{}}
+		want := Summary{Files: 4, Read: 4, Events: 73, Stored: 73, Errors: []FileError{}}
 		if fmt.Sprint(sum) != fmt.Sprint(want) {
 			t.Fatalf("summary %+v\nwant %+v", sum, want)
 		}
@@ -43,7 +43,7 @@ func TestImportFixtureHome(t *testing.T) {
 			info, _ := os.Stat(ss.in(home))
 			size += info.Size()
 		}
-		if last != (Progress{FilesDone: 4, FilesTotal: 4, Events: 66, BytesDone: size, BytesTotal: size}) || calls < 4 {
+		if last != (Progress{FilesDone: 4, FilesTotal: 4, Events: 73, BytesDone: size, BytesTotal: size}) || calls < 4 {
 			t.Errorf("last progress %+v after %d calls", last, calls)
 		}
 
@@ -80,7 +80,7 @@ func TestTruncatedPlainLogResumes(t *testing.T) {
 		im := newImporter(s, home, ing)
 
 		sum := scanOK(t, im)
-		if sum.Waiting != 1 || len(sum.Errors) != 0 || sum.Events != 12 {
+		if sum.Waiting != 1 || len(sum.Errors) != 0 || sum.Events != 13 {
 			t.Fatalf("truncated scan %+v", sum)
 		}
 		rec := records(t, s)[s4.in(home)]
@@ -94,7 +94,7 @@ func TestTruncatedPlainLogResumes(t *testing.T) {
 
 		writeLog(t, s4.in(home), full)
 		sum = scanOK(t, im)
-		if sum.Waiting != 0 || sum.Events != 8 || sum.Duplicates != 0 {
+		if sum.Waiting != 0 || sum.Events != 10 || sum.Duplicates != 0 {
 			t.Fatalf("completed scan %+v", sum)
 		}
 		ing.requireStored(t, allEvents(t, s4))
@@ -283,7 +283,7 @@ func TestPushedAndImportedMeet(t *testing.T) {
 		ing.stored[id] = events.Event{ID: id} // as pushed by integrations/dsh
 	}
 	sum := scanOK(t, newImporter(s, home, ing))
-	if sum.Events != 19 || sum.Stored != 15 || sum.Duplicates != 4 {
+	if sum.Events != 20 || sum.Stored != 16 || sum.Duplicates != 4 {
 		t.Fatalf("summary %+v", sum)
 	}
 }
@@ -292,7 +292,7 @@ func TestDryRunStoresNothing(t *testing.T) {
 	s := storetest.New(t, store.SQLite)
 	im := &Importer{Home: copyHome(t), Store: s, DryRun: true, Now: func() time.Time { return time.UnixMilli(1795977438816).Add(time.Hour) }}
 	sum := scanOK(t, im)
-	if sum.Events != 66 || sum.Stored != 0 || len(records(t, s)) != 0 {
+	if sum.Events != 73 || sum.Stored != 0 || len(records(t, s)) != 0 {
 		t.Fatalf("dry run %+v left %d records", sum, len(records(t, s)))
 	}
 }

@@ -21,10 +21,10 @@ var fixtureHome = filepath.Join("..", "..", "shared", "fixtures", "dsh", "home")
 // The fixture sessions: their log paths below a home, events (usage and
 // session_title included), last seq.
 var (
-	s1 = session{"--home-dev-invoice-utils--/session-618f3e2a-04f1-4c07-ae0d-228954177258/session.jsonl.zstd", 19, 200}
-	s2 = session{"--home-dev-docs-site--/session-84a3435d-c180-4f56-b4b3-055358da3772/session.jsonl.zstd", 15, 123}
-	s3 = session{"--home-dev-weather-cli--/session-408c8942-fb3e-4b5d-b173-6ffaed7af3c2/session.jsonl.zstd", 12, 74}
-	s4 = session{"--home-dev-shop-frontend--/session-293a9768-7a49-469f-a49b-03ee04ee1add/session.jsonl", 20, 192}
+	s1 = session{"--home-dev-invoice-utils--/session-618f3e2a-04f1-4c07-ae0d-228954177258/session.jsonl.zstd", 20, 200}
+	s2 = session{"--home-dev-docs-site--/session-84a3435d-c180-4f56-b4b3-055358da3772/session.jsonl.zstd", 17, 123}
+	s3 = session{"--home-dev-weather-cli--/session-408c8942-fb3e-4b5d-b173-6ffaed7af3c2/session.jsonl.zstd", 13, 74}
+	s4 = session{"--home-dev-shop-frontend--/session-293a9768-7a49-469f-a49b-03ee04ee1add/session.jsonl", 23, 192}
 )
 
 type session struct {

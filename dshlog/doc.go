@@ -12,8 +12,13 @@
 //     "plugin" (harness-written context), the text blocks joined. Messages
 //     of form "recall" are skipped: that is mull's own memory, injected by
 //     its bridge plugin, and learning from it would feed mull its own output.
-//   - assistant/message → assistant_message: the text blocks, reasoning
-//     skipped; a message of tool calls only gives nothing.
+//   - assistant/message → assistant_message: the text blocks as its text,
+//     the reasoning blocks as its reasoning, cut to events.MaxReasoning
+//     keeping a quarter for the head and the rest for the tail, where the
+//     reasoning arrives at what the agent decided (the cut tool output gets
+//     too, so the plugin cuts both alike). A step of reasoning and tool calls
+//     gives a message with reasoning and no text; a message of tool calls
+//     only gives nothing.
 //   - tool/call is remembered by callId until its tool/result, which gives
 //     tool_result: the tool's name; bash's command, or the call's arguments
 //     (JSON) for other tools; the exit code from a trailing "[exit code: N]"

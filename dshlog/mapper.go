@@ -118,11 +118,12 @@ func (m *Mapper) mapRow(r row, seq int64) ([]events.Event, error) {
 			return nil, err
 		}
 		usage := m.messageUsage(r, seq)
-		text := texts(d.Message.Content, "text")
-		if text == "" {
+		text, reasoning := texts(d.Message.Content, "text"), texts(d.Message.Content, "reasoning")
+		if text == "" && reasoning == "" {
 			return usage, nil
 		}
-		p := events.MessagePayload{Text: cut(text, events.MaxText), Turn: d.Turn, MessageID: d.Message.ID}
+		p := events.MessagePayload{Text: cut(text, events.MaxText), Turn: d.Turn, MessageID: d.Message.ID,
+			Reasoning: cut(reasoning, events.MaxReasoning)}
 		return append([]events.Event{m.event(events.AssistantMessage, seq, "", r.Time, p)}, usage...), nil
 	case "tool/call":
 		var d toolCall

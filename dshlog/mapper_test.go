@@ -24,7 +24,7 @@ func TestMapFixtures(t *testing.T) {
 	}{
 		{
 			fixture: fixtures[0],
-			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 4, events.ToolResult: 4, events.TurnEnd: 1,
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 5, events.ToolResult: 4, events.TurnEnd: 1,
 				events.Usage: 5, events.SessionTitle: 2},
 			tools: []string{
 				"45 bash exit=1 code= error=true", "82 read exit=- code= error=false",
@@ -34,7 +34,7 @@ func TestMapFixtures(t *testing.T) {
 		},
 		{
 			fixture: fixtures[1],
-			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 2, events.ToolResult: 3, events.TurnEnd: 1,
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 4, events.ToolResult: 3, events.TurnEnd: 1,
 				events.Usage: 4, events.SessionTitle: 2},
 			tools: []string{
 				"30 read exit=- code=FS_NOT_FOUND error=true", "61 glob exit=- code= error=false",
@@ -44,7 +44,7 @@ func TestMapFixtures(t *testing.T) {
 		},
 		{
 			fixture: fixtures[2],
-			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 1, events.ToolResult: 2,
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 2, events.ToolResult: 2,
 				events.TurnEnd: 1, events.Error: 1, events.Usage: 2, events.SessionTitle: 2},
 			tools:      []string{"35 read exit=- code= error=false", "54 grep exit=- code= error=false"},
 			turnEnd:    "error: Internal server error: upstream model worker unavailable",
@@ -52,7 +52,7 @@ func TestMapFixtures(t *testing.T) {
 		},
 		{
 			fixture: fixtures[3],
-			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 3, events.ToolResult: 5, events.TurnEnd: 1,
+			counts: map[events.Type]int{events.SessionStart: 1, events.UserMessage: 2, events.AssistantMessage: 6, events.ToolResult: 5, events.TurnEnd: 1,
 				events.Usage: 6, events.SessionTitle: 2},
 			tools: []string{
 				"44 read exit=- code= error=false", "67 read exit=- code= error=false", "110 edit exit=- code= error=false",
@@ -151,8 +151,14 @@ func TestMapS1Details(t *testing.T) {
 		t.Errorf("edit command %q: want the call's arguments", edit.Command)
 	}
 	reply := payload[events.MessagePayload](t, byID[events.DSHID(sid, 43, "")])
-	if reply.Text != "I'll run the test suite first to see what fails." {
-		t.Errorf("assistant text %q: reasoning must be left out", reply.Text)
+	if reply.Text != "I'll run the test suite first to see what fails." ||
+		reply.Reasoning != "The user reports failing tests. First reproduce: run the unittest suite in the workspace and look at the failure output." {
+		t.Errorf("assistant message %+v: the text blocks as text, the reasoning block as reasoning", reply)
+	}
+	// Step 4 reasoned and called bash without a word: reasoning, no text.
+	if quiet := payload[events.MessagePayload](t, byID[events.DSHID(sid, 153, "")]); quiet.Text != "" ||
+		quiet.Reasoning != "Edit applied. Re-run the same test command to verify." || quiet.Turn != 1 || quiet.MessageID == "" {
+		t.Errorf("reasoning-only step %+v", quiet)
 	}
 }
 
@@ -218,6 +224,15 @@ func TestMapRows(t *testing.T) {
 				`dsh:session-x:7 feedback {"rating":"none","text":"the diff view is unreadable"}`,
 				`dsh:session-x:8 feedback {"rating":"none","text":"👍 great fix"}`,
 				`dsh:session-x:10 feedback {"rating":"down","text":"rated"}`,
+			}},
+		{"reasoning: tool calls only give nothing; over-long reasoning is cut to MaxReasoning", []string{
+			`{"type":"session","version":0,"id":"session-x","createdAt":1795977438816,"cwd":"/home/dev/app","delegationDepth":0}`,
+			`{"type":"assistant/message","seq":1,"time":1795977438900,"data":{"turn":1,"message":{"id":"m0","role":"assistant","content":[{"type":"tool-call","id":"c","name":"bash","arguments":"{}"}]}}}`,
+			`{"type":"assistant/message","seq":2,"time":1795977438900,"data":{"turn":1,"message":{"id":"m1","role":"assistant","content":[{"type":"reasoning","text":"  "},{"type":"tool-call","id":"c","name":"bash","arguments":"{}"}]}}}`,
+			`{"type":"assistant/message","seq":3,"time":1795977438900,"data":{"turn":1,"message":{"id":"m2","role":"assistant","content":[{"type":"reasoning","text":"` +
+				strings.Repeat("h", 4000) + strings.Repeat("t", 6000) + `"}]}}}`},
+			[]string{
+				`dsh:session-x:3 assistant_message {"text":"","turn":1,"message_id":"m2","reasoning":"` + strings.Repeat("h", 2041) + `\n…[1833 bytes cut]…\n` + strings.Repeat("h", 126) + strings.Repeat("t", 6000) + `"}`,
 			}},
 		{"a subagent names its parent and skips the rows it inherited", []string{
 			`{"type":"session","version":0,"id":"session-child","createdAt":1795977438816,"cwd":"/home/dev/x","parentSession":"session-parent","origin":"subagent","delegationDepth":1,"seedLength":2}`,

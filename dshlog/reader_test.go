@@ -84,7 +84,7 @@ func TestZstdEqualsPlain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(zevs) != fmt.Sprint(pevs) || len(pevs) != 20 { // 12, 6 usage and 2 session_title
+	if fmt.Sprint(zevs) != fmt.Sprint(pevs) || len(pevs) != 23 { // 15 (6 assistant messages: every step reasoned), 6 usage and 2 session_title
 		t.Fatalf("zstd gave %d events, plain %d, or they differ", len(zevs), len(pevs))
 	}
 }

@@ -51,8 +51,8 @@ type message struct {
 	} `json:"source"`
 }
 
-// texts joins the message's blocks of one type ("text"), skipping the rest
-// (reasoning, tool calls).
+// texts joins the message's blocks of one type ("text" or "reasoning"),
+// skipping the rest.
 func texts(blocks []block, typ string) string {
 	var parts []string
 	for _, b := range blocks {

@@ -93,6 +93,12 @@ type MessagePayload struct {
 	// MessageID is DSH's id of an assistant message, which per-message
 	// feedback names.
 	MessageID string `json:"message_id,omitempty"`
+	// Reasoning is an assistant message's reasoning (DSH's reasoning
+	// blocks), cut by the sender to MaxReasoning. It is untrusted session
+	// text, like Text: the reflection quotes excerpts of it only when the
+	// agent said nothing outward. An assistant message may have reasoning
+	// and no text (a step of tool calls); a user message has none.
+	Reasoning string `json:"reasoning,omitempty"`
 }
 
 // TurnEndPayload ends a turn.

@@ -13,15 +13,19 @@ import (
 
 // Limits on one event, in bytes. README's "Limits on input" lists them.
 const (
-	MaxIDLen    = 256      // an event, session, task or tool call id
-	MaxPath     = 4096     // the workspace, an observed file's path (PATH_MAX)
-	MaxName     = 128      // a tool name, an error code, session_end's reason
-	MaxTitle    = 512      // a session's title, a task's goal
-	MaxSummary  = 8 << 10  // a task's expected result or result, a feedback text
-	MaxText     = 64 << 10 // a message, an error text, a command
-	MaxOutput   = 8 << 10  // a tool's output, cut by producers before sending
-	MaxBatch    = 1000
-	maxFutureAt = 24 * time.Hour
+	MaxIDLen   = 256      // an event, session, task or tool call id
+	MaxPath    = 4096     // the workspace, an observed file's path (PATH_MAX)
+	MaxName    = 128      // a tool name, an error code, session_end's reason
+	MaxTitle   = 512      // a session's title, a task's goal
+	MaxSummary = 8 << 10  // a task's expected result or result, a feedback text
+	MaxText    = 64 << 10 // a message, an error text, a command
+	MaxOutput  = 8 << 10  // a tool's output, cut by producers before sending
+	// MaxReasoning bounds an assistant message's reasoning, cut by producers
+	// before sending: the reflection quotes a few hundred characters of it
+	// at most, so more is storage for nothing.
+	MaxReasoning = 8 << 10
+	MaxBatch     = 1000
+	maxFutureAt  = 24 * time.Hour
 )
 
 // FieldError names what is wrong: which event of a batch, which field.
@@ -102,6 +106,9 @@ func Validate(e *Event, now time.Time) *FieldError {
 	}
 	if f, problem := checkPayload(p); f != "" {
 		return bad("payload."+f, "%s", problem)
+	}
+	if m, ok := p.(*MessagePayload); ok && e.Type != AssistantMessage && m.Reasoning != "" {
+		return bad("payload.reasoning", "only an assistant_message has reasoning")
 	}
 	return nil
 }
@@ -184,6 +191,9 @@ func checkPayload(p any) (string, string) {
 	}
 	switch p := p.(type) {
 	case *MessagePayload:
+		if len(p.Reasoning) > MaxReasoning {
+			return "reasoning", fmt.Sprintf("longer than %d bytes; cut it before sending", MaxReasoning)
+		}
 		if p.Source != "" {
 			return oneOf("source", p.Source, "user", "plugin")
 		}
@@ -268,8 +278,10 @@ func payloadStrings(p any) []payloadString {
 	case *SessionEndPayload:
 		return []payloadString{name("reason", p.Reason, MaxName, false)}
 	case *MessagePayload:
-		return []payloadString{text("text", p.Text, MaxText, true), name("source", p.Source, MaxName, false),
-			name("message_id", p.MessageID, MaxIDLen, false)}
+		// text is required unless there is reasoning (checked below, with
+		// the type); reasoning's cap is checked below too, with advice.
+		return []payloadString{text("text", p.Text, MaxText, strings.TrimSpace(p.Reasoning) == ""), name("source", p.Source, MaxName, false),
+			name("message_id", p.MessageID, MaxIDLen, false), text("reasoning", p.Reasoning, 0, false)}
 	case *TurnEndPayload:
 		return []payloadString{name("reason", p.Reason, MaxName, false), text("error", p.Error, MaxText, false)}
 	case *TaskOpenPayload:

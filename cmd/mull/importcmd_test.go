@@ -29,7 +29,7 @@ func TestImportDSHTwice(t *testing.T) {
 				t.Fatalf("migrate: %d %s%s", code, out, errOut)
 			}
 			code, out, errOut := mull(t, ctx, append(base, "import", "dsh", "--dsh-home", home)...)
-			if code != 0 || !strings.Contains(out, "66 stored, 0 duplicates") || !strings.Contains(errOut, "files 4/4") {
+			if code != 0 || !strings.Contains(out, "73 stored, 0 duplicates") || !strings.Contains(errOut, "files 4/4") {
 				t.Fatalf("first import: %d\n%s%s", code, out, errOut)
 			}
 			code, out, _ = mull(t, ctx, append(base, "import", "dsh", "--dsh-home", home)...)
@@ -60,7 +60,7 @@ func TestImportDSHStartsNoLLMJob(t *testing.T) {
 			if code, out, errOut := mull(t, ctx, append(base, "migrate")...); code != 0 {
 				t.Fatalf("migrate: %d %s%s", code, out, errOut)
 			}
-			if code, out, errOut := mull(t, ctx, append(base, "import", "dsh", "--dsh-home", home)...); code != 0 || !strings.Contains(out, "66 stored") {
+			if code, out, errOut := mull(t, ctx, append(base, "import", "dsh", "--dsh-home", home)...); code != 0 || !strings.Contains(out, "73 stored") {
 				t.Fatalf("import: %d\n%s%s", code, out, errOut)
 			}
 			g := &globals{databaseURL: url, stdout: &bytes.Buffer{}, stderr: &bytes.Buffer{}}
@@ -151,7 +151,7 @@ func TestImportDSHLearn(t *testing.T) {
 			stdinIsTerminal = func() bool { return true }
 			importStdin = strings.NewReader("n\n")
 			code, out, errOut = learn(base)
-			if code != 0 || !strings.Contains(out, "66 stored") || !strings.Contains(out, "learn: 4 sessions") ||
+			if code != 0 || !strings.Contains(out, "73 stored") || !strings.Contains(out, "learn: 4 sessions") ||
 				!strings.Contains(out, "tokens") || !strings.Contains(out, "$") || !strings.Contains(out, "[y/N]") ||
 				!strings.Contains(out, "no retro enqueued") || retros(t, base[1]) != 0 {
 				t.Fatalf("--learn answered n: %d\n%s%s", code, out, errOut)

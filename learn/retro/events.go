@@ -2,6 +2,7 @@ package retro
 
 import (
 	"encoding/json"
+	"strings"
 
 	"github.com/mullhq/mull/events"
 )
@@ -76,7 +77,9 @@ func FromEvents(evs []events.Event) Input {
 			}
 		case events.UserMessage, events.AssistantMessage:
 			var p events.MessagePayload
-			if !decode(e, &p) || p.Source == "plugin" {
+			// An assistant message may be reasoning only, with no text: the
+			// retro reads what was said, never the reasoning.
+			if !decode(e, &p) || p.Source == "plugin" || strings.TrimSpace(p.Text) == "" {
 				continue
 			}
 			role := "assistant"

@@ -14,6 +14,8 @@ export const MAX_OUTPUT = 8192
 export const MAX_TEXT = 64 * 1024
 /** mull's cap on a feedback text (events.MaxSummary). */
 export const MAX_SUMMARY = 8192
+/** mull's cap on an assistant message's reasoning (events.MaxReasoning). */
+export const MAX_REASONING = 8192
 
 /**
  * The id of the event derived from one DSH session-log row. The importer
@@ -98,10 +100,13 @@ export function parseExitCode (text) {
   return m ? Number(m[1]) : undefined
 }
 
-/** The non-blank text blocks of a content list, joined by newlines. */
-export function contentText (content) {
-  if (!Array.isArray(content)) return typeof content === 'string' ? content : ''
-  return content.filter(b => b?.type === 'text' && typeof b.text === 'string' && b.text.trim()).map(b => b.text).join('\n')
+/**
+ * The non-blank blocks of one type ('text', or 'reasoning') of a content
+ * list, joined by newlines, as the importer joins them.
+ */
+export function contentText (content, type = 'text') {
+  if (!Array.isArray(content)) return type === 'text' && typeof content === 'string' ? content : ''
+  return content.filter(b => b?.type === type && typeof b.text === 'string' && b.text.trim()).map(b => b.text).join('\n')
 }
 
 /** DSH's turn/end reason kind as mull's turn_end reason. */
@@ -233,9 +238,17 @@ export function mapSessionEvent (s, event, { forwardMessages = true } = {}) {
     }
     case 'assistant/message': {
       if (!forwardMessages) return []
+      // The text blocks, and the reasoning blocks cut as the importer cuts
+      // them (head and, larger, tail: where the agent decides). A step of
+      // reasoning and tool calls gives reasoning and an empty text, as the
+      // import does; one of tool calls only gives nothing.
       const text = contentText(data.message?.content)
+      const reasoning = contentText(data.message?.content, 'reasoning')
       const id = typeof data.message?.id === 'string' && data.message.id ? data.message.id : undefined
-      return text ? [ev('assistant_message', { text: cutMiddle(text, MAX_TEXT), turn: positive(data.turn), message_id: id })] : []
+      if (!text && !reasoning) return []
+      return [ev('assistant_message', {
+        text: cutMiddle(text, MAX_TEXT), turn: positive(data.turn), message_id: id, reasoning: reasoning ? cutMiddle(reasoning, MAX_REASONING) : undefined
+      })]
     }
     default:
       return []

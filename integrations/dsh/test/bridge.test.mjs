@@ -131,7 +131,7 @@ test('a whole real DSH log replayed through the bridge: every event valid, none 
     for (const r of rows) {
       ctx.emit('session/event', session, r)
       if (['tool/result', 'turn/end'].includes(r.type) || r.type === 'user/message' ||
-        (r.type === 'assistant/message' && r.data.message.content.some(b => b.type === 'text' && b.text.trim()))) expected++
+        (r.type === 'assistant/message' && r.data.message.content.some(b => (b.type === 'text' || b.type === 'reasoning') && b.text.trim()))) expected++
       if (r.type === 'turn/end' && r.data.reason.kind === 'error') expected++
       if (r.type === 'session/title' || (r.type === 'assistant/message' && r.data.usage)) expected++ // one usage per step
     }

@@ -168,8 +168,24 @@ test('messages: prompts, harness context and assistant text are forwarded; mull\
   assert.deepEqual(mapSessionEvent(state(), plugin)[0].payload, { text: 'Current runtime context.', source: 'plugin', turn: 1 })
   assert.deepEqual(mapSessionEvent(state(), recall), [])
   assert.deepEqual(mapSessionEvent(state(), toolOnly), [])
-  assert.deepEqual(mapSessionEvent(state(), answer)[0].payload, { text: 'Done.\nBye.', turn: 1 })
+  assert.deepEqual(mapSessionEvent(state(), answer)[0].payload, { text: 'Done.\nBye.', turn: 1, reasoning: 'think' })
   assert.deepEqual(mapSessionEvent(state(), human, { forwardMessages: false }), [])
+})
+
+test('assistant reasoning: the reasoning blocks, cut to 8 KiB as the importer cuts; reasoning with no text still goes out', () => {
+  const quiet = { type: 'assistant/message', seq: 153, time: 1, data: { turn: 1, step: 4, message: { id: 'm4', role: 'assistant', content: [{ type: 'reasoning', text: 'Edit applied. Re-run the same test command to verify.' }, { type: 'tool-call', id: 'c', name: 'bash', arguments: '{}' }] } } }
+  const [e] = mapSessionEvent(state(), quiet)
+  // the importer's payload for the same row (dshlog TestMapFixtures, S1 seq 153)
+  assert.deepEqual(e.payload, { text: '', turn: 1, message_id: 'm4', reasoning: 'Edit applied. Re-run the same test command to verify.' })
+  assert.equal(checkEvent(e), null)
+  const blank = { type: 'assistant/message', seq: 2, time: 1, data: { turn: 1, message: { id: 'm1', role: 'assistant', content: [{ type: 'reasoning', text: '  ' }, { type: 'tool-call', id: 'c', name: 'bash', arguments: '{}' }] } } }
+  assert.deepEqual(mapSessionEvent(state(), blank), [])
+  // the same row as dshlog's TestMapRows: 4000 h then 6000 t
+  const long = { type: 'assistant/message', seq: 3, time: 1, data: { turn: 1, message: { id: 'm2', role: 'assistant', content: [{ type: 'reasoning', text: 'h'.repeat(4000) + 't'.repeat(6000) }] } } }
+  const [l] = mapSessionEvent(state(), long)
+  assert.equal(l.payload.reasoning, 'h'.repeat(2041) + '\n…[1833 bytes cut]…\n' + 'h'.repeat(126) + 't'.repeat(6000))
+  assert.equal(checkEvent(l), null)
+  assert.deepEqual(checkEvent({ ...l, payload: { ...l.payload, reasoning: 'r'.repeat(8193) } }), { field: 'payload.reasoning', error: 'longer than 8192 bytes' })
 })
 
 test('rows mull does not take map to nothing', () => {

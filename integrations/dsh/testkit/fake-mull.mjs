@@ -18,7 +18,8 @@ export const PAYLOAD_SCHEMA = {
   session_start: { title: 'string?', primary: 'boolean?', parent: 'string?' },
   session_end: { reason: 'string?' },
   user_message: { text: 'string', source: 'string?', turn: 'integer?' },
-  assistant_message: { text: 'string', turn: 'integer?', message_id: 'string?' },
+  // text may be empty when there is reasoning (checked below)
+  assistant_message: { text: 'string', turn: 'integer?', message_id: 'string?', reasoning: 'string?' },
   turn_end: { turn: 'integer', reason: 'string', error: 'string?' },
   tool_result: { call_id: 'string?', tool: 'string', command: 'string?', exit_code: 'integer?', is_error: 'boolean', error_code: 'string?', output: 'string?', turn: 'integer?' },
   error: { message: 'string', code: 'string?', status: 'integer?', request_id: 'string?', turn: 'integer?' },
@@ -66,9 +67,13 @@ export function checkEvent (e) {
     }
     const ok = type === 'integer' ? Number.isInteger(v) : typeof v === type // eslint-disable-line valid-typeof
     if (!ok) return { field: `payload.${k}`, error: `want ${type}` }
-    if (type === 'string' && !optional && !v.trim()) return { field: `payload.${k}`, error: 'required' }
+    const reasoned = e.type === 'assistant_message' && k === 'text' && typeof p.reasoning === 'string' && p.reasoning.trim()
+    if (type === 'string' && !optional && !reasoned && !v.trim()) return { field: `payload.${k}`, error: 'required' }
     const allowed = ENUMS[`${e.type}.${k}`]
     if (allowed && !allowed.includes(v)) return { field: `payload.${k}`, error: `not one of ${allowed.join(', ')}` }
+  }
+  if (e.type === 'assistant_message' && p.reasoning !== undefined && Buffer.byteLength(p.reasoning, 'utf8') > 8192) {
+    return { field: 'payload.reasoning', error: 'longer than 8192 bytes' }
   }
   if (e.type === 'tool_result' && p.output !== undefined && Buffer.byteLength(p.output, 'utf8') > 8192) {
     return { field: 'payload.output', error: 'longer than 8192 bytes' }
