@@ -224,7 +224,8 @@ func (a *applier) lessonOf(it reflection.Item) memory.Memory {
 func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory) (store.ReflectionItem, Result, error) {
 	row := store.ReflectionItem{Index: it.Index, Relation: string(it.Relation), TargetID: it.TargetID}
 	if it.Critique != nil {
-		if b, err := json.Marshal(it.Critique); err == nil {
+		// Through the write-time gate, as every stored text of a reflection.
+		if b, err := json.Marshal(it.Critique.Gated()); err == nil {
 			row.Critique, row.Verdict = string(b), string(it.Critique.Verdict)
 		}
 	}
@@ -313,7 +314,7 @@ func (a *applier) write(ctx context.Context, it reflection.Item, m memory.Memory
 		if c.With == id {
 			continue // a lesson does not conflict with itself
 		}
-		if _, err := a.s.store.InsertLink(ctx, a.tx, store.Link{FromID: id, ToID: c.With, Kind: string(c.Kind), Note: c.Note,
+		if _, err := a.s.store.InsertLink(ctx, a.tx, store.Link{FromID: id, ToID: c.With, Kind: string(c.Kind), Note: gatedNote(c.Note),
 			RecordedAt: a.now, JobID: a.jobID, TaskID: a.task.ID}); err != nil {
 			return row, res, err
 		}
@@ -459,7 +460,8 @@ func critiqueJSON(r reflection.Reflection) string {
 	var out []reviewed
 	for _, it := range r.Lessons {
 		if it.Critique != nil {
-			out = append(out, reviewed{it.Index, it.Critique})
+			g := it.Critique.Gated()
+			out = append(out, reviewed{it.Index, &g})
 		}
 	}
 	if len(out) == 0 {
@@ -470,4 +472,17 @@ func critiqueJSON(r reflection.Reflection) string {
 		return ""
 	}
 	return string(b)
+}
+
+// gatedNote is a declared conflict's note through the write-time gate: it
+// is the model's or the agent's text, shown beside the pair in [CONFLICTS].
+func gatedNote(note string) string {
+	if note == "" {
+		return ""
+	}
+	v := trust.Check(note)
+	if v.Quarantined {
+		return "(withheld by the trust gate: " + v.Reason + ")"
+	}
+	return trust.OneLine(v.Text)
 }

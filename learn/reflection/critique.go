@@ -1,6 +1,7 @@
 package reflection
 
 import (
+	"github.com/mullhq/mull/learn/trust"
 	"slices"
 	"strings"
 )
@@ -244,4 +245,34 @@ func validity(o obj, c *Critique) (Validity, error) {
 		return v, refuse(o.at("unresolved"), "premise_truth unresolved needs unresolved to say what is not settled")
 	}
 	return v, nil
+}
+
+// Gated is c with every text through the write-time trust gate
+// (trust.Check): credentials redacted, and an instruction-like text kept
+// out as "(withheld by the trust gate: <reason>)". A critique is model or
+// agent output and is stored for lessons_lookup; the lookup gates it again
+// when it renders it.
+func (c Critique) Gated() Critique {
+	gate := func(s string) string {
+		if s == "" {
+			return s
+		}
+		v := trust.Check(s)
+		if v.Quarantined {
+			return "(withheld by the trust gate: " + v.Reason + ")"
+		}
+		return v.Text
+	}
+	out := c
+	out.Argument = make(map[string]string, len(c.Argument))
+	for k, v := range c.Argument {
+		out.Argument[k] = gate(v)
+	}
+	out.SteelmanRounds = make([]Round, len(c.SteelmanRounds))
+	for i, r := range c.SteelmanRounds {
+		out.SteelmanRounds[i] = Round{Threatens: r.Threatens, Argument: gate(r.Argument), Response: gate(r.Response), Survives: gate(r.Survives)}
+	}
+	out.OppositionResidual = gate(c.OppositionResidual)
+	out.Scope = gate(c.Scope)
+	return out
 }
