@@ -250,3 +250,12 @@ func (s *Store) IncrementNudges(ctx context.Context, q querier, sessionID string
 	}
 	return false, err
 }
+
+// DecrementNudges gives back a nudge IncrementNudges counted that was not
+// served after all (its turn already had one), in the same transaction.
+func (s *Store) DecrementNudges(ctx context.Context, q querier, sessionID string) error {
+	if _, err := q.ExecContext(ctx, `update sessions set nudges = nudges - 1 where id = $1 and nudges > 0`, sessionID); err != nil {
+		return fmt.Errorf("give back a nudge of session %s: %w", sessionID, err)
+	}
+	return nil
+}

@@ -95,6 +95,9 @@ func (h *TurnHook) nudge(ctx context.Context, tx *sql.Tx, t turn) error {
 	if !ok {
 		return nil
 	}
+	// The capped count first, so the cap holds however turns race; a
+	// second turn_end for a turn number that already has its nudge then
+	// gives the count back (one transaction: nothing is spent on it).
 	if counted, err := h.Store.IncrementNudges(ctx, tx, t.sess.ID, h.Nudge.WithDefaults().MaxPerSession); err != nil || !counted {
 		return err
 	}
@@ -105,7 +108,7 @@ func (h *TurnHook) nudge(ctx context.Context, tx *sql.Tx, t turn) error {
 	}
 	if !stored { // a second turn_end event for one turn number: its nudge stands
 		h.Logger.Warn("turn has a nudge already", "session_id", t.sess.ID, "turn", t.payload.Turn, "event_id", t.end.ID)
-		return nil
+		return h.Store.DecrementNudges(ctx, tx, t.sess.ID)
 	}
 	h.Logger.Info("missed-task nudge", "session_id", t.sess.ID, "turn", t.payload.Turn,
 		"work_calls", t.activity.WorkCalls(), "files_changed", t.activity.FilesChanged, "nudges", t.sess.Nudges+1)

@@ -283,3 +283,22 @@ func TestNudgeOff(t *testing.T) {
 		}
 	})
 }
+
+// A second turn_end for a turn that already has its nudge spends none of
+// the session's cap.
+func TestNudgeOfARepeatedTurnNumber(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newHookEnv(t, s, false)
+		const a = "session-a"
+		h.start(a, true)
+		h.turn(a, turnSpec{n: 4, tools: calls(8, "bash")})
+		h.turn(a, turnSpec{n: 4, tools: calls(8, "bash")})
+		if sess, _ := s.GetSession(context.Background(), a); sess.Nudges != 1 {
+			t.Fatalf("session counts %d nudges after one served, want 1", sess.Nudges)
+		}
+		h.turn(a, turnSpec{n: 5, tools: calls(8, "bash")})
+		if got := h.nudges(a); fmt.Sprint(got) != "[4 5]" {
+			t.Fatalf("nudges %v; want turns 4 and 5: the repeat spent nothing of the cap", got)
+		}
+	})
+}
