@@ -89,6 +89,9 @@ type Config struct {
 
 	// Reflection configures task reflection (seed 000).
 	Reflection Reflection `toml:"reflection"`
+
+	// Ledger configures the negative ledger (seed 003).
+	Ledger Ledger `toml:"ledger"`
 }
 
 // Log configures logging.
@@ -205,6 +208,7 @@ func (c Config) WithDefaults() Config {
 	c.Retro = c.Retro.withDefaults()
 	c.Consolidate = c.Consolidate.withDefaults()
 	c.Reflection = c.Reflection.withDefaults()
+	c.Ledger = c.Ledger.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -264,7 +268,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate, c.Ledger.validate} {
 		if err := v(); err != nil {
 			return err
 		}
