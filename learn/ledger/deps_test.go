@@ -25,7 +25,7 @@ func TestDependencies(t *testing.T) {
 		missing string
 		file    string
 	}{
-		{"both fresh", fp, obs(time.Second, 10 * time.Second), "", ""},
+		{"both fresh", fp, obs(time.Second, 10*time.Second), "", ""},
 		{"exactly max age", fp, obs(maxAge, 0), "", ""},
 		{"a second too old", fp, obs(maxAge+time.Second, 0), DepsTooOld, "/workspace/my-project/package.json"},
 		{"observed after the call", fp, obs(0, -time.Millisecond), DepsNotObserved, "/workspace/my-project/test.config.js"},
