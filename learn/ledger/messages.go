@@ -3,8 +3,6 @@ package ledger
 import (
 	"strings"
 	"time"
-
-	"github.com/mullhq/mull/learn/trust"
 )
 
 // DenyPrefix opens every reason the ledger denies a call with (the seed's):
@@ -153,7 +151,7 @@ func shown(s string) string {
 	if strings.TrimSpace(s) == "" {
 		return ""
 	}
-	l, ok := trust.Line(s)
+	l, ok := lineKeepingCuts(s)
 	if !ok {
 		return ""
 	}

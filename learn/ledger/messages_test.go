@@ -132,3 +132,23 @@ func TestNotesGateStoredText(t *testing.T) {
 		t.Errorf("WarnNote of a hostile store = %q", got)
 	}
 }
+
+func TestDenyReasonKeepsTheCut(t *testing.T) {
+	long := "npm run build -- --configuration production --output-path dist/apps/web --verbose --no-progress"
+	f := npmInstall
+	f.Fingerprint = CommandFingerprint("bash", long, "", "/ws")
+	f.Preview = GatedPreview(long)
+	got := DenyReason(f, VerdictBlock, Basis{})
+	if !strings.Contains(got, " ["+long[:80]+"…] — ") {
+		t.Errorf("DenyReason lost the preview's cut: %q", got)
+	}
+}
+
+func BenchmarkDenyReason(b *testing.B) {
+	f := npmInstall
+	f.Preview = GatedPreview(strings.Repeat("npm install ", 10))
+	basis := BasisOf(f, nil)
+	for b.Loop() {
+		DenyReason(f, VerdictBlock, basis)
+	}
+}
