@@ -129,3 +129,17 @@ func FSWitnesses(cwd, modelPath, displayPath, observed, version string) ([]Witne
 	}
 	return ws, nil
 }
+
+// Why says in words why a failure carries no dependency evidence, for
+// logs and the API's explanation; "" when it does.
+func (r DepsResult) Why(maxAge time.Duration) string {
+	switch r.Missing {
+	case DepsNotDeclared:
+		return "no command_dependencies entry matches this command"
+	case DepsNotObserved:
+		return r.File + " was not observed before the call"
+	case DepsTooOld:
+		return r.File + " was observed more than " + maxAge.String() + " before the call"
+	}
+	return ""
+}
