@@ -233,4 +233,3 @@ func (s *Service) PolicyFor(workspace string) Policy {
 	return Policy{Mode: ledger.Mode(s.cfg.ModeFor(workspace)), CommandTools: s.cfg.CommandTools,
 		ReadTools: s.cfg.ReadTools, ClientTimeoutMS: s.cfg.ClientTimeout.D().Milliseconds()}
 }
-

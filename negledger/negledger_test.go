@@ -54,7 +54,7 @@ func (h *harness) call(tool string, args map[string]any) Call {
 }
 
 func bash(cmd string) map[string]any { return map[string]any{"command": cmd} }
-func read(p string) map[string]any  { return map[string]any{"file_path": p} }
+func read(p string) map[string]any   { return map[string]any{"file_path": p} }
 
 func exit(n int) Outcome { return Outcome{Status: Failed, ExitCode: &n, Stderr: "boom"} }
 func ok0() Outcome       { n := 0; return Outcome{Status: Succeeded, ExitCode: &n} }
