@@ -610,3 +610,61 @@ func TestRecordResolveConstraints(t *testing.T) {
 		}
 	})
 }
+
+// A2-warn: every call runs, but only the lease holder's outcome settles
+// the fact; the others' failures are observed, with the in-progress note.
+func TestWarnModeOnlyHolderSettles(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newHarness(t, s, warn())
+		_, o := h.run(h.call("bash", bash("make")), exit(1))
+		h.clock.add(300 * time.Second)
+		holder, loser := h.call("bash", bash("make")), h.call("bash", bash("make"))
+		hc, lc := h.check(holder), h.check(loser)
+		if hc.Verdict != ledger.AnswerVerifyRetry || lc.Verdict != ledger.AnswerInProgress || ledger.Denies(ledger.ModeWarn, lc.Verdict) {
+			t.Fatalf("checks = %+v / %+v", hc, lc)
+		}
+		if !strings.HasPrefix(lc.Reason, "Negative-ledger: another agent is verifying this path (owner "+holder.ToolCallID) {
+			t.Fatalf("in-progress advice = %q", lc.Reason)
+		}
+		lo := h.observe(loser, exit(1), &lc)
+		if lo.Effect != EffectNone || lo.Note == "" {
+			t.Fatalf("loser's failure = %+v, want observed only, with the advice", lo)
+		}
+		if f := h.fact(o.FactID); f.Revision != 1 || f.Lease == nil {
+			t.Fatalf("after the loser = %+v, want unchanged and still leased", f)
+		}
+		if ho := h.observe(holder, ok0(), &hc); ho.Effect != EffectResolved {
+			t.Fatalf("holder = %+v", ho)
+		}
+		if f := h.fact(o.FactID); f.Revision != 2 || f.Status != ledger.Resolved {
+			t.Fatalf("after the holder = %+v, want resolved at revision 2", f)
+		}
+	})
+}
+
+// A file that is still missing on the verify-retry the fs observation
+// allowed: the failure observes it absent, so the next attempt is denied
+// again instead of verifying forever.
+func TestFileMissingAgainAfterStale(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newHarness(t, s, block())
+		ctx := context.Background()
+		missing := Outcome{Status: Failed, ErrorCode: ledger.CodeFSNotFound}
+		h.run(h.call("read", read("/w/a.txt")), missing)
+		if _, err := h.svc.ObserveFS(ctx, FSRequest{Session: "s1", Workspace: "/w", Cwd: "/w",
+			Observations: []FSObservation{{DisplayPath: "/w/a.txt", Observed: ledger.Present, Version: "1"}}}); err != nil {
+			t.Fatal(err)
+		}
+		c := h.call("read", read("/w/a.txt"))
+		vr := h.check(c)
+		if vr.Verdict != ledger.AnswerVerifyRetry {
+			t.Fatalf("= %+v", vr)
+		}
+		if o := h.observe(c, missing, &vr); o.Effect != EffectEvidence {
+			t.Fatalf("holder's failure = %+v", o)
+		}
+		if d := h.check(h.call("read", read("/w/a.txt"))); d.Verdict != ledger.AnswerDeny {
+			t.Fatalf("next = %+v, want deny", d)
+		}
+	})
+}

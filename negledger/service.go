@@ -376,6 +376,18 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			return out, err
 		}
 	}
+	if class == ledger.ClassFileMissing && step.Effect != EffectNone {
+		// The failure itself observed the file absent, under every key of
+		// the fact: a present observation before it is out of date, and a
+		// later one stales the fact.
+		var rows []store.LedgerObservation
+		for _, k := range preconditionKeys(nf.Evidence) {
+			rows = append(rows, store.LedgerObservation{Key: k, Observed: ledger.Absent, ToolCallID: r.ToolCallID})
+		}
+		if err := lt.UpsertObservations(r.Workspace, rows); err != nil {
+			return out, err
+		}
+	}
 	var fact ledger.Fact
 	switch {
 	case step.Effect == EffectNone:

@@ -121,10 +121,21 @@ func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *Ledger
 	if errors.Is(err, errReplay) {
 		return response, true, nil
 	}
+	if err != nil && retryable(err) {
+		return nil, false, fmt.Errorf("%w: %w", ErrLedgerConflict, err)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return response, false, nil
+}
+
+// retryable: Postgres gave up on the transaction (a deadlock, a
+// serialization failure) or SQLite stayed busy; re-deciding is the answer.
+func retryable(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "40P01") || strings.Contains(s, "40001") || strings.Contains(s, "SQLITE_BUSY") ||
+		strings.Contains(s, "database is locked")
 }
 
 // LedgerReceipt is the stored response of a request, if it was answered.
@@ -708,6 +719,11 @@ type SettleResult struct {
 // changes. A lease bound to an older revision (the fact changed under it)
 // is dropped and the fact left as it is.
 func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, failure *FactInput) (SettleResult, error) {
+	// The fact's row first, then its lease, the order every path takes
+	// (AcquireLease, TransitionFacts), so two of them never deadlock.
+	if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1`, factID); err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: %w", factID, err)
+	}
 	var owner string
 	var rev int64
 	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
