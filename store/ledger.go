@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,12 +199,12 @@ func scanLedgerFact(row scanner) (ledger.Fact, error) {
 // LedgerCurrentFact is the current fact of (scope, kind, key), with its
 // lease: one indexed read, Check's hot path. ok is false when there is none.
 func (s *Store) LedgerCurrentFact(ctx context.Context, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
-	return ledgerCurrent(ctx, s.DB, scope, kind, key)
+	return ledgerCurrent(ctx, s.DB, scope, kind, key, "")
 }
 
-func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
+func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key, lock string) (ledger.Fact, bool, error) {
 	f, err := scanLedgerFact(q.QueryRowContext(ctx, `select `+ledgerFactColumns+ledgerFactFrom+
-		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`, scope, string(kind), key))
+		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`+lock, scope, string(kind), key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ledger.Fact{}, false, nil
 	}
@@ -345,9 +346,41 @@ func ledgerObservations(ctx context.Context, q querier, scope string, keys []str
 }
 
 // Current is the current fact of (scope, kind, key) as this transaction
-// sees it.
+// sees it, its row held until the transaction ends (Postgres: for update;
+// a SQLite transaction holds the whole database already), so what the
+// caller decides on it cannot change under it: concurrent requests about
+// one fact take turns instead of conflicting.
 func (lt *LedgerTx) Current(scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
-	return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key)
+	return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key, lt.forUpdate())
+}
+
+func (lt *LedgerTx) forUpdate() string {
+	if lt.s.Dialect == Postgres {
+		return " for update of f"
+	}
+	return ""
+}
+
+// LockFacts holds the rows of facts (in id order, the order every
+// multi-fact lock takes, so two never deadlock) until the transaction
+// ends, and returns them as they are now. A fact that no longer exists is
+// left out.
+func (lt *LedgerTx) LockFacts(ids []int64) ([]ledger.Fact, error) {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []ledger.Fact
+	for _, id := range ids {
+		f, err := scanLedgerFact(lt.tx.QueryRowContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+`where f.id = $1`+lt.forUpdate(), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ledger fact %d: lock: %w", id, err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
 }
 
 // Fact is one fact by id as this transaction sees it.
@@ -541,6 +574,10 @@ type RecordFlags struct {
 	Warn bool
 }
 
+// NoCurrentFact is RecordFact's expectRevision for a decision made on
+// there being no current fact.
+const NoCurrentFact = -1
+
 // RecordResult is what RecordFact did.
 type RecordResult struct {
 	Fact ledger.Fact
@@ -563,7 +600,9 @@ type RecordResult struct {
 // the same first fact at once, the loser's insert does nothing and becomes a
 // new evidence version of the winner's fact. expectRevision, when not 0, is
 // the revision of the current fact the caller decided on: another is
-// ErrLedgerConflict.
+// ErrLedgerConflict; NoCurrentFact says the caller decided on there being
+// none, so one there (or one another process inserted first) is
+// ErrLedgerConflict, and the caller re-decides with it.
 func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordFlags) (RecordResult, error) {
 	if err := in.check(); err != nil {
 		return RecordResult{}, fmt.Errorf("ledger: record fact: %w", err)
@@ -584,6 +623,9 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		cur, ok, err := lt.Current(in.Scope, in.Fingerprint.Kind, in.Key)
 		if err != nil {
 			return RecordResult{}, err
+		}
+		if ok && expectRevision == NoCurrentFact {
+			return RecordResult{}, fmt.Errorf("ledger fact %d is current now: %w", cur.ID, ErrLedgerConflict)
 		}
 		if ok && expectRevision != 0 && cur.Revision != expectRevision {
 			return RecordResult{}, fmt.Errorf("ledger fact %d revision %d (now %d): %w", cur.ID, expectRevision, cur.Revision, ErrLedgerConflict)
@@ -616,8 +658,8 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if errors.Is(err, sql.ErrNoRows) {
 			// Another process recorded it first (committed now): apply
 			// this failure to its fact.
-			if superseded != 0 {
-				return RecordResult{}, fmt.Errorf("ledger: a fact replaced %d at once: %w", superseded, ErrLedgerConflict)
+			if superseded != 0 || expectRevision == NoCurrentFact {
+				return RecordResult{}, fmt.Errorf("ledger: another process recorded %s first: %w", in.Key, ErrLedgerConflict)
 			}
 			expectRevision = 0
 			continue
@@ -865,8 +907,11 @@ func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
 }
 
 // UpsertObservations stores each observation as the latest state of its
-// key in scope.
+// key in scope (of one key given twice, the later wins). Rows are written
+// in key order, so two requests never deadlock over them.
 func (lt *LedgerTx) UpsertObservations(scope string, obs []LedgerObservation) error {
+	obs = slices.Clone(obs)
+	slices.SortStableFunc(obs, func(a, b LedgerObservation) int { return strings.Compare(a.Key, b.Key) })
 	for _, o := range obs {
 		if o.Observed != ledger.Present && o.Observed != ledger.Absent {
 			return fmt.Errorf("ledger observation %q: observed %q is not present or absent", o.Key, o.Observed)
