@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/learn/ledger"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
 )
 
@@ -631,6 +632,10 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	return ledger.Fact{}, ErrConflict
 }
 
+// ResolveReasonMax is the longest reason a person may give Resolve, in
+// characters.
+const ResolveReasonMax = 500
+
 // Resolve retracts a fact by a person's hand, with the reason: the fact is
 // resolved (Transition.By "operator") and its lease dropped. A fact already
 // resolved is returned as it is.
@@ -639,10 +644,16 @@ func (s *Service) Resolve(ctx context.Context, id int64, reason string) (ledger.
 	if reason == "" {
 		return ledger.Fact{}, &FieldError{Field: "reason", Problem: "required (why the fact no longer holds)"}
 	}
-	if strings.ContainsAny(reason, "\n\r") || len([]rune(reason)) > ledger.ClaimMax {
-		return ledger.Fact{}, &FieldError{Field: "reason", Problem: fmt.Sprintf("one line of at most %d characters", ledger.ClaimMax)}
+	if strings.ContainsAny(reason, "\n\r") || len([]rune(reason)) > ResolveReasonMax {
+		return ledger.Fact{}, &FieldError{Field: "reason", Problem: fmt.Sprintf("one line of at most %d characters", ResolveReasonMax)}
 	}
-	reason = ledger.Sanitize(reason)
+	// The reason is stored with the fact and shown wherever it is: through
+	// the write-time gate, like every text mull keeps.
+	v := trust.Check(ledger.Sanitize(reason))
+	if v.Quarantined {
+		return ledger.Fact{}, &FieldError{Field: "reason", Problem: "refused by the trust gate: " + v.Reason}
+	}
+	reason = v.Text
 	op := store.LedgerOp{RequestHash: requestHash(opResolve, map[string]any{"id": id, "reason": reason}), Kind: opResolve,
 		ToolCallID: "operator"}
 	for range rounds {

@@ -542,3 +542,35 @@ func TestLedgerFailpointsAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// A session remembers warnings for at most ledger.DedupeMax (256) facts:
+// the 257th forgets the oldest.
+func TestLedgerWarningsCapped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		fixedClock(s, &now)
+		if _, _, err := s.LedgerWrite(ctx, op("w"), func(lt *store.LedgerTx) (any, error) {
+			for i := range ledger.DedupeMax + 1 {
+				now = now.Add(time.Millisecond)
+				lt.Now = now
+				if err := lt.RememberWarning("s1", int64(i+1), "", ledger.DedupeMax); err != nil {
+					return nil, err
+				}
+				w, err := lt.LastWarned("s1", 1)
+				if err != nil {
+					return nil, err
+				}
+				switch {
+				case i < ledger.DedupeMax && (!w.Found || w.Entries != i+1):
+					return nil, fmt.Errorf("after %d warnings: %+v, want the first kept", i+1, w)
+				case i == ledger.DedupeMax && (w.Found || w.Entries != ledger.DedupeMax):
+					return nil, fmt.Errorf("after %d warnings: %+v, want the first forgotten and %d kept", i+1, w, ledger.DedupeMax)
+				}
+			}
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
