@@ -727,17 +727,6 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	return RecordResult{Fact: f, Counted: counted}, err
 }
 
-// CountWarning counts a warning note on the fact (warnings_emitted+1) once
-// per tool call, without a new evidence version. counted says whether it
-// did.
-func (lt *LedgerTx) CountWarning(factID int64) (counted bool, err error) {
-	if counted, err = lt.event(factID, LedgerOpWarn); err != nil || !counted {
-		return false, err
-	}
-	_, err = lt.tx.ExecContext(lt.ctx, `update ledger_facts set warnings_emitted = warnings_emitted + 1 where id = $1`, factID)
-	return err == nil, err
-}
-
 // Settlement is how a lease's holder ended.
 type Settlement string
 
