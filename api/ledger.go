@@ -258,7 +258,7 @@ func (s *Server) ledgerResolve(w http.ResponseWriter, r *http.Request) {
 		writeField(w, "reason", problem)
 		return
 	}
-	f, err := s.deps.Negledger.Resolve(r.Context(), id, in.Reason)
+	f, err := s.deps.Negledger.Resolve(r.Context(), id, strings.TrimSpace(in.Reason))
 	if err != nil {
 		writeLedgerError(w, err)
 		return
