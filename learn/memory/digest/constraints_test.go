@@ -20,7 +20,7 @@ func ledgerFact(id int64, claim, preview string, exit int, retryAt time.Time) le
 // The ledger's facts are constraints in Known failures, after the failure
 // lessons, under the seed's header even with no failure lesson; their text
 // passes the render-time gate (a refused fact is hidden and counted,
-// braces are escaped), and Output.Lessons never names a fact, even one
+// braces are escaped, ledger.ConstraintLines' shape), and Output.Lessons never names a fact, even one
 // whose id a lesson could have.
 func TestFactsAreKnownFailures(t *testing.T) {
 	at := now.Add(5 * time.Minute)
@@ -35,7 +35,7 @@ func TestFactsAreKnownFailures(t *testing.T) {
 		"Actions that produced a bad outcome. When the trigger matches, do not do this.\n" +
 		"Unlike a lesson, this is not a heuristic to weigh — it is a constraint.\n" +
 		"- L10 (workspace) avoid: editing a released migration\n  outcome: the build broke\n" +
-		"- command exited 2 (bash): make ｛｛target｝｝\n  why: exit code 2\n  retry: at " + at.UTC().Format(time.RFC3339)
+		"- command exited 2 (bash) [make ｛｛target｝｝]\n  why: exit code 2 (no dependency evidence)\n  retry: at " + at.UTC().Format(time.RFC3339)
 	if !strings.Contains(out.Text, want) {
 		t.Fatalf("no fact after the failure lesson:\n%s", out.Text)
 	}
@@ -47,7 +47,7 @@ func TestFactsAreKnownFailures(t *testing.T) {
 	}
 	alone := digest.Render(digest.Input{Now: at.Add(time.Second), Lessons: digest.Lessons{Facts: facts[:1]}}, digest.Options{})
 	if !strings.Contains(alone.Text, "#### Known failures\nActions that produced") ||
-		!strings.Contains(alone.Text, "  retry: allowed since "+at.UTC().Format(time.RFC3339)) {
+		!strings.Contains(alone.Text, "- command exited 2 (bash) [make") {
 		t.Errorf("a fact alone, its retry due:\n%s", alone.Text)
 	}
 }

@@ -72,7 +72,7 @@ func (r *renderer) prepareLessons(in Lessons) {
 	}
 	var constraints [][]string
 	for _, f := range in.Facts {
-		ls, ok := constraintLines(f, r.now)
+		ls, ok := ledger.ConstraintLines(f, r.now)
 		if !ok {
 			r.blocked++
 			continue
