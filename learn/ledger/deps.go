@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -104,4 +105,41 @@ func matching(deps []Dependency, fp Fingerprint) (Dependency, bool) {
 func DependencyFiles(deps []Dependency, fp Fingerprint) []string {
 	d, _ := matching(deps, fp)
 	return d.Files
+}
+
+// FSWitnesses are one DSH fs/observed event as the current file-state of
+// every key of the file (FileKeys: the model path scoped by cwd, its
+// resolved path, the display path), what ObserveFS stores and compares
+// facts' preconditions with. Errors name the request's field: the display
+// path (or a model path) is required, observed is present or absent, and
+// present needs a version while absent has none.
+func FSWitnesses(cwd, modelPath, displayPath, observed, version string) ([]Witness, error) {
+	if displayPath == "" && modelPath == "" {
+		return nil, fmt.Errorf("display_path: required (DSH's resolved path of the observed file)")
+	}
+	keys := FileKeys(cwd, modelPath, displayPath)
+	check := Witness{Role: Precondition, Kind: WitnessFileState, Path: keys[0], Observed: observed, Version: version}
+	if err := ValidateWitness(check); err != nil {
+		return nil, err
+	}
+	o := Observation{Observed: observed, Version: version}
+	ws := make([]Witness, len(keys))
+	for i, k := range keys {
+		ws[i] = o.Witness(k)
+	}
+	return ws, nil
+}
+
+// Why says in words why a failure carries no dependency evidence, for
+// logs and the API's explanation; "" when it does.
+func (r DepsResult) Why(maxAge time.Duration) string {
+	switch r.Missing {
+	case DepsNotDeclared:
+		return "no command_dependencies entry matches this command"
+	case DepsNotObserved:
+		return r.File + " was not observed before the call"
+	case DepsTooOld:
+		return r.File + " was observed more than " + maxAge.String() + " before the call"
+	}
+	return ""
 }

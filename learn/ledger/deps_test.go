@@ -69,3 +69,19 @@ func TestDependencies(t *testing.T) {
 		t.Errorf("DependencyFiles(file) = %v", files)
 	}
 }
+
+func TestDepsWhy(t *testing.T) {
+	for _, tc := range []struct {
+		r    DepsResult
+		want string
+	}{
+		{DepsResult{Missing: DepsNotDeclared}, "no command_dependencies entry matches this command"},
+		{DepsResult{Missing: DepsNotObserved, File: "/p/a"}, "/p/a was not observed before the call"},
+		{DepsResult{Missing: DepsTooOld, File: "/p/a"}, "/p/a was observed more than 1m0s before the call"},
+		{DepsResult{}, ""},
+	} {
+		if got := tc.r.Why(time.Minute); got != tc.want {
+			t.Errorf("Why = %q, want %q", got, tc.want)
+		}
+	}
+}

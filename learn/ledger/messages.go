@@ -50,7 +50,29 @@ func BasisOf(f Fact, now []Witness) Basis {
 		pre = pre || w.Role == Precondition
 	}
 	b.Cooldown = !pre && b.RetryAt != nil
+	if f.Kind == FileMissing && absentOnly(f.Evidence) && len(b.Unknown) > 0 {
+		// One file under its several keys: known when any key is.
+		var keys []Witness
+		for _, w := range f.Evidence {
+			if w.Role == Precondition {
+				keys = append(keys, w)
+			}
+		}
+		if knownAny(keys, now) {
+			b.Unknown = nil
+		}
+	}
 	return b
+}
+
+// knownAny: now holds a current value for one of the witnesses.
+func knownAny(ws, now []Witness) bool {
+	for _, w := range ws {
+		if len(Unknown([]Witness{w}, now)) == 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // WarnNote is the note a repeat failure gets in warn mode, the seed's

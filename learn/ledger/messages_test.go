@@ -152,3 +152,22 @@ func BenchmarkDenyReason(b *testing.B) {
 		DenyReason(f, VerdictBlock, basis)
 	}
 }
+
+func TestBasisOfAFileUnderSeveralKeys(t *testing.T) {
+	f := NewFileFact("/ws", FileFingerprint("x.txt", "/ws"), FileKeys("/ws", "x.txt", "/abs/x.txt"), retryAt)
+	display := []Witness{{Role: Precondition, Kind: WitnessFileState, Path: "/abs/x.txt", Observed: Absent}}
+	if b := BasisOf(f, display); len(b.Unknown) != 0 || b.Cooldown || b.RetryAt != nil {
+		t.Errorf("a file known by its display path: %+v", b)
+	}
+	if b := BasisOf(f, nil); len(b.Unknown) != 1 {
+		t.Errorf("a file known by no key: %+v", b)
+	}
+	// Two declared dependencies are two files: one unknown is incomplete.
+	cmd := npmInstall
+	cmd.Evidence = append(cmd.Evidence[:1:1],
+		Witness{Role: Precondition, Kind: WitnessFileState, Path: "/a", Observed: Absent},
+		Witness{Role: Precondition, Kind: WitnessFileState, Path: "/b", Observed: Absent})
+	if b := BasisOf(cmd, []Witness{cmd.Evidence[1]}); len(b.Unknown) != 1 || b.Cooldown {
+		t.Errorf("a command with one of two dependencies known: %+v", b)
+	}
+}
