@@ -121,10 +121,21 @@ func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *Ledger
 	if errors.Is(err, errReplay) {
 		return response, true, nil
 	}
+	if err != nil && retryable(err) {
+		return nil, false, fmt.Errorf("%w: %w", ErrLedgerConflict, err)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return response, false, nil
+}
+
+// retryable: Postgres gave up on the transaction (a deadlock, a
+// serialization failure) or SQLite stayed busy; re-deciding is the answer.
+func retryable(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "40P01") || strings.Contains(s, "40001") || strings.Contains(s, "SQLITE_BUSY") ||
+		strings.Contains(s, "database is locked")
 }
 
 // LedgerReceipt is the stored response of a request, if it was answered.
@@ -469,6 +480,7 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 	if err != nil {
 		return LeaseResult{}, fmt.Errorf("ledger fact %d: acquire lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerLease)
 	if _, err := lt.event(factID, LedgerOpGranted); err != nil {
 		return LeaseResult{}, err
 	}
@@ -613,6 +625,7 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if err != nil {
 			return RecordResult{}, fmt.Errorf("ledger: insert fact: %w", err)
 		}
+		Failpoint(FailpointLedgerRecord)
 		if superseded != 0 {
 			if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set superseded_by = $2 where id = $1`, superseded, id); err != nil {
 				return RecordResult{}, fmt.Errorf("ledger fact %d: superseded_by: %w", superseded, err)
@@ -667,6 +680,7 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	} else if n == 0 {
 		return RecordResult{}, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
 	}
+	Failpoint(FailpointLedgerRecord)
 	f, err := lt.Fact(cur.ID)
 	return RecordResult{Fact: f, Counted: counted}, err
 }
@@ -708,6 +722,11 @@ type SettleResult struct {
 // changes. A lease bound to an older revision (the fact changed under it)
 // is dropped and the fact left as it is.
 func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, failure *FactInput) (SettleResult, error) {
+	// The fact's row first, then its lease, the order every path takes
+	// (AcquireLease, TransitionFacts), so two of them never deadlock.
+	if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1`, factID); err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: %w", factID, err)
+	}
 	var owner string
 	var rev int64
 	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
@@ -722,6 +741,7 @@ func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, fa
 	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_leases where fact_id = $1 and lease_id = $2`, factID, leaseID); err != nil {
 		return SettleResult{}, fmt.Errorf("ledger fact %d: drop lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerSettle)
 	f, err := lt.Fact(factID)
 	if err != nil {
 		return SettleResult{}, err
@@ -816,7 +836,10 @@ type TransitionItem struct {
 // returned from LedgerWrite's fn, rolls back the whole batch. A resolved
 // fact's lease is dropped with it.
 func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
-	for _, it := range items {
+	for i, it := range items {
+		if i == 1 {
+			Failpoint(FailpointLedgerTransition)
+		}
 		kind := it.Transition.Kind
 		if kind != ledger.Stale && kind != ledger.Resolved {
 			return fmt.Errorf("ledger fact %d: transition %q is not stale or resolved", it.FactID, kind)
