@@ -2,6 +2,7 @@ package memories_test
 
 import (
 	"context"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -20,7 +21,7 @@ func ledgerDigest(t *testing.T, s *store.Store, commitEvery int) (*memories.Serv
 	svc, c := newService(t, s, "workspace")
 	cfg := config.Default()
 	cfg.Lessons.CommitEvery = commitEvery
-	led := negledger.New(s, cfg.Ledger, nil)
+	led := negledger.New(s, cfg.Ledger, slog.New(slog.DiscardHandler))
 	return svc.WithLessons(cfg.Lessons, cfg.Reflection).WithLedger(led), led, c
 }
 
