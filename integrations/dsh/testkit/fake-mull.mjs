@@ -418,12 +418,15 @@ export class FakeLedger {
       if (mode !== 'block') return [200, { verdict: 'warn', mode, fact_id: f.id, retry_at: retryAt, checked_at: at }]
       f.denied++
       const reason = `blocked by negative-ledger (${f.kind}): ${f.claim}${this.preview(f)} — ${v === 'block' ? 'retry condition not met' : 'evidence unchanged'}` +
-        (retryAt ? `; retry allowed after ${retryAt}` : '')
+        (f.retryAt ? ` (no dependency evidence: cooldown only, retry allowed at ${stamp(f.retryAt)})` : '')
       return [200, { verdict: 'deny', mode, fact_id: f.id, reason, retry_at: retryAt, checked_at: at }]
     }
     if (f.lease && f.lease.expiresAt > this.now()) {
-      const until = new Date(f.lease.expiresAt).toISOString()
-      return [200, { verdict: 'in-progress', mode, fact_id: f.id, reason: `Negative-ledger: another agent is verifying this path (owner ${f.lease.owner} until ${until}); wait for its result.`, checked_at: at }]
+      const until = stamp(f.lease.expiresAt)
+      const reason = mode === 'block'
+        ? `blocked by negative-ledger: verification retry already in progress by ${f.lease.owner} (until ${until})`
+        : `Negative-ledger: another agent is verifying this path (owner ${f.lease.owner} until ${until}); wait for its result.`
+      return [200, { verdict: 'in-progress', mode, fact_id: f.id, reason, checked_at: at }]
     }
     f.lease = { id: `lease-${this.nextLease++}`, owner: b.tool_call_id, expiresAt: this.now() + this.leaseTtlMs }
     return [200, { verdict: 'verify-retry', mode, fact_id: f.id, lease_id: f.lease.id, checked_at: at }]
@@ -461,11 +464,11 @@ export class FakeLedger {
       f.dup++
       if (mode !== 'warn') return [200, { effect: 'evidence', mode, fact_id: f.id, duplicate: true }]
       f.warnings++
-      const st = this.stats()
-      const note = 'Negative-ledger: this exact action already failed before.\n' +
-        `- claim: ${f.claim}\n` + (f.kind === 'command_failed' ? `- action preview: ${f.preview}\n` : '') +
-        'A retry will likely fail the same way; prefer a different approach.\n' +
-        `Ledger totals: ${st.duplicate_failures_observed} duplicate failure(s) observed, ${st.warnings_emitted} warning(s) emitted, ${st.calls_denied} call(s) denied.`
+      const head = f.retryAt
+        ? `Negative-ledger: this exact action previously failed; no dependency evidence: cooldown only, retry allowed at ${stamp(f.retryAt)}.`
+        : 'Negative-ledger: this exact action previously failed and its evidence is unchanged.'
+      const note = `${head}\n- claim: ${f.claim}\n` + (f.kind === 'command_failed' ? `- action preview: ${f.preview}\n` : '') +
+        'A retry will likely fail the same way; prefer a different approach.'
       return [200, { effect: 'evidence', mode, fact_id: f.id, note, duplicate: true }]
     }
     if (f) { f.current = false; f.status = 'superseded' }
@@ -514,6 +517,9 @@ export class FakeLedger {
     return [200, { stored: b.observations.length, staled }]
   }
 }
+
+/** learn/ledger's Stamp: RFC 3339 in UTC, whole seconds. */
+const stamp = ms => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
 
 /** A negledger.Call body (plus extra fields, name → required) checked as mull's decoder does. */
 function callFields (b, extra) {
