@@ -121,10 +121,21 @@ func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *Ledger
 	if errors.Is(err, errReplay) {
 		return response, true, nil
 	}
+	if err != nil && retryable(err) {
+		return nil, false, fmt.Errorf("%w: %w", ErrLedgerConflict, err)
+	}
 	if err != nil {
 		return nil, false, err
 	}
 	return response, false, nil
+}
+
+// retryable: Postgres gave up on the transaction (a deadlock, a
+// serialization failure) or SQLite stayed busy; re-deciding is the answer.
+func retryable(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "40P01") || strings.Contains(s, "40001") || strings.Contains(s, "SQLITE_BUSY") ||
+		strings.Contains(s, "database is locked")
 }
 
 // LedgerReceipt is the stored response of a request, if it was answered.
@@ -708,6 +719,11 @@ type SettleResult struct {
 // changes. A lease bound to an older revision (the fact changed under it)
 // is dropped and the fact left as it is.
 func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, failure *FactInput) (SettleResult, error) {
+	// The fact's row first, then its lease, the order every path takes
+	// (AcquireLease, TransitionFacts), so two of them never deadlock.
+	if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1`, factID); err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: %w", factID, err)
+	}
 	var owner string
 	var rev int64
 	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
@@ -862,29 +878,44 @@ func (lt *LedgerTx) UpsertObservations(scope string, obs []LedgerObservation) er
 	return nil
 }
 
-// LastWarned is when (session, fact) was last warned (ok false: never, or
-// forgotten), and how many facts the session remembers warnings for.
-func (lt *LedgerTx) LastWarned(session string, factID int64) (at time.Time, ok bool, entries int, err error) {
-	err = lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_warnings where session = $1`, session).Scan(&entries)
-	if err != nil {
-		return at, false, 0, fmt.Errorf("ledger warnings of %s: %w", session, err)
-	}
-	err = lt.tx.QueryRowContext(lt.ctx, `select warned_at from ledger_warnings where session = $1 and fact_id = $2`,
-		session, factID).Scan(&at)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, entries, nil
-	}
-	if err != nil {
-		return at, false, 0, fmt.Errorf("ledger warnings of %s: %w", session, err)
-	}
-	return at.UTC(), true, entries, nil
+// Warned is what a session remembers of its last warning about a fact.
+type Warned struct {
+	// Found: remembered; then At and Evidence (the evidence digest it was
+	// warned about) are set.
+	Found    bool
+	At       time.Time
+	Evidence string
+	// Entries is how many facts the session remembers warnings for.
+	Entries int
 }
 
-// RememberWarning records that (session, fact) was warned now, keeping at
-// most max entries per session (the oldest go first).
-func (lt *LedgerTx) RememberWarning(session string, factID int64, max int) error {
-	if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_warnings (session, fact_id, warned_at) values ($1, $2, $3)
-		on conflict (session, fact_id) do update set warned_at = excluded.warned_at`, session, factID, lt.Now); err != nil {
+// LastWarned is what (session, fact)'s last warning was, as this
+// transaction sees it.
+func (lt *LedgerTx) LastWarned(session string, factID int64) (Warned, error) {
+	var w Warned
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_warnings where session = $1`, session).Scan(&w.Entries)
+	if err != nil {
+		return w, fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	err = lt.tx.QueryRowContext(lt.ctx, `select warned_at, evidence from ledger_warnings where session = $1 and fact_id = $2`,
+		session, factID).Scan(&w.At, &w.Evidence)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, nil
+	}
+	if err != nil {
+		return w, fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	w.Found, w.At = true, w.At.UTC()
+	return w, nil
+}
+
+// RememberWarning records that (session, fact) was warned now about
+// evidence (a digest), keeping at most max entries per session (the oldest
+// go first).
+func (lt *LedgerTx) RememberWarning(session string, factID int64, evidence string, max int) error {
+	if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_warnings (session, fact_id, warned_at, evidence) values ($1, $2, $3, $4)
+		on conflict (session, fact_id) do update set warned_at = excluded.warned_at, evidence = excluded.evidence`,
+		session, factID, lt.Now, evidence); err != nil {
 		return fmt.Errorf("ledger warnings of %s: %w", session, err)
 	}
 	if max <= 0 {
@@ -894,6 +925,15 @@ func (lt *LedgerTx) RememberWarning(session string, factID int64, max int) error
 		(select fact_id from ledger_warnings where session = $1 order by warned_at desc, fact_id desc limit $2)`, session, max)
 	if err != nil {
 		return fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	return nil
+}
+
+// ForgetWarnings forgets every session's warning about a fact (a
+// verification retry settled it: a later repeat warns again).
+func (lt *LedgerTx) ForgetWarnings(factID int64) error {
+	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_warnings where fact_id = $1`, factID); err != nil {
+		return fmt.Errorf("ledger fact %d: forget warnings: %w", factID, err)
 	}
 	return nil
 }

@@ -467,25 +467,30 @@ func TestLedgerObservationsAndWarnings(t *testing.T) {
 		for i := range 4 {
 			now = now.Add(time.Second)
 			if _, _, err := s.LedgerWrite(ctx, op("w"), func(lt *store.LedgerTx) (any, error) {
-				return nil, lt.RememberWarning("s1", int64(i+1), 3)
+				return nil, lt.RememberWarning("s1", int64(i+1), "ev", 3)
 			}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		if _, _, err := s.LedgerWrite(ctx, op("r"), func(lt *store.LedgerTx) (any, error) {
-			if _, ok, n, err := lt.LastWarned("s1", 1); err != nil || ok || n != 3 {
-				return nil, fmt.Errorf("oldest = %v, %d entries, %v; want forgotten, 3", ok, n, err)
+			if w, err := lt.LastWarned("s1", 1); err != nil || w.Found || w.Entries != 3 {
+				return nil, fmt.Errorf("oldest = %+v, %v; want forgotten, 3 entries", w, err)
 			}
-			at, ok, _, err := lt.LastWarned("s1", 4)
-			if err != nil || !ok || !at.Equal(now) {
-				return nil, fmt.Errorf("newest = %v %v %v", at, ok, err)
+			if w, err := lt.LastWarned("s1", 4); err != nil || !w.Found || !w.At.Equal(now) || w.Evidence != "ev" {
+				return nil, fmt.Errorf("newest = %+v %v", w, err)
+			}
+			if err := lt.ForgetWarnings(4); err != nil {
+				return nil, err
+			}
+			if w, err := lt.LastWarned("s1", 4); err != nil || w.Found {
+				return nil, fmt.Errorf("forgotten = %+v %v", w, err)
 			}
 			return nil, nil
 		}); err != nil {
 			t.Fatal(err)
 		}
 		r, o, w, err := s.LedgerPrune(ctx, now.Add(time.Hour), now.Add(time.Hour), now.Add(time.Hour))
-		if err != nil || r != 0 || o != 2 || w != 3 {
+		if err != nil || r != 0 || o != 2 || w != 2 {
 			t.Fatalf("prune = %d %d %d %v", r, o, w, err)
 		}
 	})

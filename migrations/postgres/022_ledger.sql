@@ -99,11 +99,13 @@ create table ledger_observations (
 );
 create index ledger_observations_observed on ledger_observations (observed_at);
 
--- Warning dedupe: when a (session, fact) was last warned.
+-- Warning dedupe: when a (session, fact) was last warned, and the digest
+-- of the evidence it was warned about (a changed failure warns again).
 create table ledger_warnings (
     session   text not null,
     fact_id   bigint not null,
     warned_at timestamptz not null,
+    evidence  text not null default '',
     primary key (session, fact_id)
 );
 create index ledger_warnings_warned on ledger_warnings (warned_at);
