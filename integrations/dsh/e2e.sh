@@ -458,10 +458,16 @@ const rows = require(process.env.DSHLOG_JS).rows(file)
 const headers = rows.filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const lines = headers[0].data.header.system.split('\n')
-const i = lines.findIndex(l => l.includes(missing))
-if (i < 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
-const heading = lines.slice(0, i).reverse().find(l => l.startsWith('#'))
-if (!/Lessons/.test(heading ?? '')) { console.log(`the lesson naming ${missing} is under "${heading}", not a Lessons heading`); process.exit(1) }
+// The negative ledger's fact for the same failed command is there too,
+// under Known failures (a constraint, its preview naming the command): the
+// lesson is the line under a Lessons heading.
+const headingOf = i => lines.slice(0, i).reverse().find(l => l.startsWith('#'))
+const hits = lines.map((l, i) => l.includes(missing) ? i : -1).filter(i => i >= 0)
+if (hits.length === 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
+const i = hits.find(i => /Lessons/.test(headingOf(i) ?? ''))
+if (i === undefined) { console.log(`the lines naming ${missing} are under ${hits.map(i => `"${headingOf(i)}"`).join(', ')}, none under a Lessons heading`); process.exit(1) }
+const heading = headingOf(i)
+for (const h of hits.filter(h => h !== i)) console.log(`(also under "${headingOf(h)}": ${lines[h].trim()})`)
 let j = i + 1
 while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
 console.log(`system prompt lines ${i + 1}..${j} of ${lines.length}, under "${heading}":`)
@@ -784,7 +790,7 @@ code=$(curl -sS -o "$tmp/ledger-policy.json" -w '%{http_code}' "$murl/v1/ledger/
 
 # Checks a session log's tool calls, one expectation per call:
 # NAME:ran[:RE] (no error; the output matches RE when given) or
-# NAME:denied (an error whose output holds the ledger's deny).
+# NAME:denied[:RE] (an error whose output holds the ledger's deny).
 export LEDGER_JS=$tmp/ledger-check.cjs
 cat > "$LEDGER_JS" <<'JS'
 const calls = require(process.env.DSHLOG_JS).calls(process.argv[2])
@@ -792,13 +798,15 @@ const want = process.argv.slice(3)
 const fail = m => { console.log(`${m}\ncalls: ${JSON.stringify(calls, null, 1).slice(0, 4000)}`); process.exit(1) }
 if (calls.length !== want.length) fail(`the model made ${calls.length} calls (${calls.map(c => c.name).join(', ')}); want ${want.length}`)
 for (const [i, w] of want.entries()) {
-  const [name, what, re] = w.split(':')
+  const [name, what, ...rest] = w.split(':')
+  const re = rest.join(':')
   const c = calls[i]
   console.log(`# ${i + 1}. ${c.name} ${JSON.stringify(c.args).slice(0, 160)}`)
   console.log(`#    -> ${c.isError ? '(error) ' : ''}${c.output.replace(/\n/g, '⏎').slice(0, 300)}`)
   if (c.name !== name) fail(`call ${i + 1} is ${c.name}, want ${name}`)
   if (what === 'denied') {
     if (!c.isError || !c.output.includes('blocked by negative-ledger (command_failed): command exited')) fail(`call ${i + 1} was not denied by the ledger`)
+    if (re && !new RegExp(re).test(c.output)) fail(`call ${i + 1}'s deny reason does not match /${re}/`)
   } else {
     if (c.isError || c.output.includes('blocked by negative-ledger')) fail(`call ${i + 1} did not run`)
     if (re && !new RegExp(re).test(c.output)) fail(`call ${i + 1}'s output does not match /${re}/`)
@@ -815,12 +823,13 @@ ledger_check() { # name log expectations...
 lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 
 sessions_now > "$tmp/logs-before-l1.txt"
-run_dsh ledger1 "http://127.0.0.1:$dport/v1" "Run it twice. [call:bash {\"command\":\"$lcmd\"}] then [call:bash {\"command\":\"$lcmd\"}]" ||
+run_dsh ledger1 "http://127.0.0.1:$dport/v1" "Run it twice. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}] then [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" ||
   fail "DSH exited non-zero"
 l1_exit=$(date +%s%N)
 logl1=$(new_log "$tmp/logs-before-l1.txt")
 [ -n "$logl1" ] || fail "session L1 wrote no session log"
-ledger_check ledger1 "$logl1" 'bash:ran:exit code: 3' 'bash:denied'
+# No dependency declared: the fact stands on its cooldown, and says so.
+ledger_check ledger1 "$logl1" 'bash:ran:exit code: 3' 'bash:denied:retry condition not met \(no dependency evidence: cooldown only, retry allowed at [0-9T:-]+Z\)'
 [ "$(lines "$side")" = 1 ] || fail "the denied call ran: $side has $(lines "$side") lines, want 1"
 grep -q 'blocked by negative-ledger' "$tmp/ledger1.out" || fail "the deny reason did not reach the model: $(cat "$tmp/ledger1.out")"
 took "the second call was denied before it ran ($side: 1 line)"
@@ -829,7 +838,7 @@ step "the negative ledger: after command_retry_after the same call is allowed ag
 # The first failure was before session L1 exited: 4s after that its retry time has passed.
 while [ $(( ($(date +%s%N) - l1_exit) / 1000000 )) -lt 4300 ]; do sleep 0.1; done
 sessions_now > "$tmp/logs-before-l2.txt"
-run_dsh ledger2 "http://127.0.0.1:$dport/v1" "Run it again. [call:bash {\"command\":\"$lcmd\"}]" || fail "DSH exited non-zero"
+run_dsh ledger2 "http://127.0.0.1:$dport/v1" "Run it again. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" || fail "DSH exited non-zero"
 logl2=$(new_log "$tmp/logs-before-l2.txt")
 [ -n "$logl2" ] || fail "session L2 wrote no session log"
 ledger_check ledger2 "$logl2" 'bash:ran:exit code: 3'
@@ -841,14 +850,17 @@ printf 'not yet\n' > "$dep"
 sessions_now > "$tmp/logs-before-l3.txt"
 run_dsh ledger3 "http://127.0.0.1:$dport/v1" "Check the flag. \
 [call:read {\"file_path\":\"$dep\"}] then \
-[call:bash {\"command\":\"$dcmd\"}] then \
-[call:bash {\"command\":\"$dcmd\"}] then \
-[call:bash {\"command\":\"echo ready > $dep\"}] then \
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}] then \
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}] then \
+[call:bash {\"command\":\"echo ready > $dep\",\"description\":\"Set the flag\"}] then \
 [call:read {\"file_path\":\"$dep\"}] then \
-[call:bash {\"command\":\"$dcmd\"}]" || fail "DSH exited non-zero"
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}]" || fail "DSH exited non-zero"
 logl3=$(new_log "$tmp/logs-before-l3.txt")
 [ -n "$logl3" ] || fail "session L3 wrote no session log"
-ledger_check ledger3 "$logl3" 'read:ran:not yet' 'bash:ran:exit code: 1' 'bash:denied' 'bash:ran' 'read:ran:ready' 'bash:ran'
+# The dependency was observed before the failure: the fact holds its
+# state as a precondition (no "cooldown only" in the deny), and the read
+# of the changed file stales it.
+ledger_check ledger3 "$logl3" 'read:ran:not yet' 'bash:ran:exit code: 1' 'bash:denied:retry condition not met \(retry allowed at [0-9T:-]+Z\)$' 'bash:ran' 'read:ran:ready' 'bash:ran'
 [ "$(lines "$side2")" = 2 ] || fail "$side2 has $(lines "$side2") lines, want 2 (the failure and the retry; the denied call never ran)"
 "$mull" ledger list --workspace "$ws" --json > "$tmp/ledger-list.json" 2> "$tmp/ledger-list.err" || fail "mull ledger list: $(cat "$tmp/ledger-list.err")"
 "$mull" ledger stats --workspace "$ws" --json > "$tmp/ledger-stats.json" 2> "$tmp/ledger-stats.err" || fail "mull ledger stats: $(cat "$tmp/ledger-stats.err")"

@@ -110,7 +110,10 @@ export class Ledger {
     if (!force && this.clock.now() - p.fetchedAt < this.config.policyRefreshMs) return Promise.resolve()
     p.fetching = (async () => {
       try {
-        const res = await this.client.request('GET', '/v1/ledger/policy', { query: { workspace }, timeoutMs: p.timeoutMs })
+        // In the background, off the tool call's path: the client's own
+        // timeout, not the ledger's tight one (DSH's start keeps its event
+        // loop busy well past 250 ms, and a late answer here costs nothing).
+        const res = await this.client.request('GET', '/v1/ledger/policy', { query: { workspace } })
         if (!res) return
         if (res.status !== 200 || !res.body || typeof res.body !== 'object') {
           this.warnOnce(`policy-${res.status}`, `mull plugin: GET /v1/ledger/policy answered HTTP ${res.status}${res.status === 404 ? ' (a mull without the negative ledger?)' : ''}; the ledger assumes mode ${p.mode} from the plugin config`)
