@@ -480,6 +480,7 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 	if err != nil {
 		return LeaseResult{}, fmt.Errorf("ledger fact %d: acquire lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerLease)
 	if _, err := lt.event(factID, LedgerOpGranted); err != nil {
 		return LeaseResult{}, err
 	}
@@ -624,6 +625,7 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if err != nil {
 			return RecordResult{}, fmt.Errorf("ledger: insert fact: %w", err)
 		}
+		Failpoint(FailpointLedgerRecord)
 		if superseded != 0 {
 			if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set superseded_by = $2 where id = $1`, superseded, id); err != nil {
 				return RecordResult{}, fmt.Errorf("ledger fact %d: superseded_by: %w", superseded, err)
@@ -678,6 +680,7 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	} else if n == 0 {
 		return RecordResult{}, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
 	}
+	Failpoint(FailpointLedgerRecord)
 	f, err := lt.Fact(cur.ID)
 	return RecordResult{Fact: f, Counted: counted}, err
 }
@@ -738,6 +741,7 @@ func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, fa
 	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_leases where fact_id = $1 and lease_id = $2`, factID, leaseID); err != nil {
 		return SettleResult{}, fmt.Errorf("ledger fact %d: drop lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerSettle)
 	f, err := lt.Fact(factID)
 	if err != nil {
 		return SettleResult{}, err
@@ -832,7 +836,10 @@ type TransitionItem struct {
 // returned from LedgerWrite's fn, rolls back the whole batch. A resolved
 // fact's lease is dropped with it.
 func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
-	for _, it := range items {
+	for i, it := range items {
+		if i == 1 {
+			Failpoint(FailpointLedgerTransition)
+		}
 		kind := it.Transition.Kind
 		if kind != ledger.Stale && kind != ledger.Resolved {
 			return fmt.Errorf("ledger fact %d: transition %q is not stale or resolved", it.FactID, kind)
