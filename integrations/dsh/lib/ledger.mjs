@@ -239,8 +239,9 @@ export class Ledger {
     try {
       call = this.callOf(exec)
     } catch {}
-    if (!call && !state?.leaseId) return downstream
-    if (!call) return downstream // a lease of a call the ledger no longer tracks expires at mull
+    // Not tracked now (mull's policy changed since the check): a lease it
+    // holds expires at mull (lease_ttl), nothing else is owed.
+    if (!call) return downstream
     const notes = []
     if (state?.verdict === 'in-progress' && state.reason) notes.push(state.reason) // warn mode: advised, it ran
     const outcome = outcomeOf(call.command, result)
