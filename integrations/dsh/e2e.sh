@@ -73,6 +73,18 @@
 #      field by field, whether the plugin pushed them or the importer read
 #      them from the log
 #  11. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#  12. the negative ledger (seed 003), block mode: a new `mull serve` on the
+#      same port and a new data dir, with [ledger] mode = "block",
+#      command_retry_after = "4s" and a command_dependency on one file.
+#      Session L1's model runs a failing bash command twice: the second
+#      call is denied before it runs (its side-effect file has one line,
+#      and the deny reason reaches the model); session L2, after the retry
+#      time, runs it again (allowed: a second line). Session L3: a read of
+#      the dependency file, the dependent command fails, its repeat is
+#      denied, bash changes the file and a read observes it (fs/observed),
+#      and the command is allowed at once, succeeds and resolves its fact;
+#      `mull ledger list` and `mull ledger stats` show the facts and the
+#      counters (2 denied, no duplicate, no warning); no plugin line
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -107,7 +119,7 @@ step() { echo; echo "== [$(( $(date +%s) - started ))s] $*"; t0=$(date +%s); }
 took() { echo "   ok ($(( $(date +%s) - t0 ))s) $*"; }
 fail() {
   echo "FAIL: $*" >&2
-  for f in "$tmp"/mull.log "$tmp"/fake-deepseek.log "$tmp"/run*.err "$tmp"/loop*.err "$tmp"/task*.err; do
+  for f in "$tmp"/mull.log "$tmp"/mull-ledger.log "$tmp"/fake-deepseek.log "$tmp"/run*.err "$tmp"/loop*.err "$tmp"/task*.err "$tmp"/ledger*.err; do
     [ -s "$f" ] && { echo "--- tail $f" >&2; tail -n 30 "$f" >&2; }
   done
   exit 1
@@ -446,10 +458,16 @@ const rows = require(process.env.DSHLOG_JS).rows(file)
 const headers = rows.filter(r => r.type === 'request/header')
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const lines = headers[0].data.header.system.split('\n')
-const i = lines.findIndex(l => l.includes(missing))
-if (i < 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
-const heading = lines.slice(0, i).reverse().find(l => l.startsWith('#'))
-if (!/Lessons/.test(heading ?? '')) { console.log(`the lesson naming ${missing} is under "${heading}", not a Lessons heading`); process.exit(1) }
+// The negative ledger's fact for the same failed command is there too,
+// under Known failures (a constraint, its preview naming the command): the
+// lesson is the line under a Lessons heading.
+const headingOf = i => lines.slice(0, i).reverse().find(l => l.startsWith('#'))
+const hits = lines.map((l, i) => l.includes(missing) ? i : -1).filter(i => i >= 0)
+if (hits.length === 0) { console.log(`the first system prompt lacks a lesson naming ${missing}:\n${lines.join('\n').slice(0, 4000)}`); process.exit(1) }
+const i = hits.find(i => /Lessons/.test(headingOf(i) ?? ''))
+if (i === undefined) { console.log(`the lines naming ${missing} are under ${hits.map(i => `"${headingOf(i)}"`).join(', ')}, none under a Lessons heading`); process.exit(1) }
+const heading = headingOf(i)
+for (const h of hits.filter(h => h !== i)) console.log(`(also under "${headingOf(h)}": ${lines[h].trim()})`)
 let j = i + 1
 while (j < lines.length && /^\s{2,}\S/.test(lines[j])) j++
 console.log(`system prompt lines ${i + 1}..${j} of ${lines.length}, under "${heading}":`)
@@ -738,6 +756,138 @@ run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-z
 lines=$(grep -c '^\[mull\]' "$tmp/run3.err" || true)
 [ "$lines" = 1 ] || fail "want exactly one plugin line while mull is down, got $lines: $(cat "$tmp/run3.err")"
 took "$(grep '^\[mull\]' "$tmp/run3.err")"
+
+# ---------------------------------------------------------------- 12. negative ledger
+# A mull in block mode on the port the plugin was installed with. The
+# commands append to a side-effect file, so a denied call shows as a line
+# that is not there. The retry time (4s) is longer than one DSH session
+# takes between two calls, and shorter than this test waits for it.
+step "the negative ledger, block mode: a repeat failing bash call is denied before it runs"
+side=$ws/ledger-side-$marker.txt
+dep=$ws/ledger-dep-$marker.txt
+side2=$ws/ledger-side2-$marker.txt
+lcmd="echo ran >> $side; exit 3"
+dcmd="echo ran >> $side2; grep -q ready $dep"
+cat > "$tmp/ledger.toml" <<TOML
+[ledger]
+mode = "block"
+command_retry_after = "4s"
+command_evidence_max_age = "60s"
+
+[[ledger.command_dependencies]]
+tool = "bash"
+command_line = "$dcmd"
+cwd = "$ws"
+files = ["$dep"]
+TOML
+export MULL_DATA_DIR=$tmp/mull-ledger-data
+MULL_LOG_FORMAT=json "$mull" serve --config "$tmp/ledger.toml" --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull-ledger.log" 2>&1 &
+mull_pid=$!
+pids+=("$mull_pid")
+wait_http "$murl/healthz" 60 || fail "mull serve (ledger) did not answer /healthz within 60s: $(tail -n 20 "$tmp/mull-ledger.log")"
+code=$(curl -sS -o "$tmp/ledger-policy.json" -w '%{http_code}' "$murl/v1/ledger/policy?workspace=$ws") || code=000
+[ "$code" = 200 ] && grep -q '"mode": *"block"' "$tmp/ledger-policy.json" || fail "GET /v1/ledger/policy answered $code: $(cat "$tmp/ledger-policy.json" 2>/dev/null)"
+
+# Checks a session log's tool calls, one expectation per call:
+# NAME:ran[:RE] (no error; the output matches RE when given) or
+# NAME:denied[:RE] (an error whose output holds the ledger's deny).
+export LEDGER_JS=$tmp/ledger-check.cjs
+cat > "$LEDGER_JS" <<'JS'
+const calls = require(process.env.DSHLOG_JS).calls(process.argv[2])
+const want = process.argv.slice(3)
+const fail = m => { console.log(`${m}\ncalls: ${JSON.stringify(calls, null, 1).slice(0, 4000)}`); process.exit(1) }
+if (calls.length !== want.length) fail(`the model made ${calls.length} calls (${calls.map(c => c.name).join(', ')}); want ${want.length}`)
+for (const [i, w] of want.entries()) {
+  const [name, what, ...rest] = w.split(':')
+  const re = rest.join(':')
+  const c = calls[i]
+  console.log(`# ${i + 1}. ${c.name} ${JSON.stringify(c.args).slice(0, 160)}`)
+  console.log(`#    -> ${c.isError ? '(error) ' : ''}${c.output.replace(/\n/g, '⏎').slice(0, 300)}`)
+  if (c.name !== name) fail(`call ${i + 1} is ${c.name}, want ${name}`)
+  if (what === 'denied') {
+    if (!c.isError || !c.output.includes('blocked by negative-ledger (command_failed): command exited')) fail(`call ${i + 1} was not denied by the ledger`)
+    if (re && !new RegExp(re).test(c.output)) fail(`call ${i + 1}'s deny reason does not match /${re}/`)
+  } else {
+    if (c.isError || c.output.includes('blocked by negative-ledger')) fail(`call ${i + 1} did not run`)
+    if (re && !new RegExp(re).test(c.output)) fail(`call ${i + 1}'s output does not match /${re}/`)
+  }
+}
+JS
+ledger_check() { # name log expectations...
+  local name=$1 log=$2
+  shift 2
+  "$node" "$LEDGER_JS" "$log" "$@" > "$tmp/$name-calls.txt" || fail "session $name: $(cat "$tmp/$name-calls.txt")"
+  sed 's/^# /   /' "$tmp/$name-calls.txt"
+  ! grep -q '^\[mull\]' "$tmp/$name.err" || fail "the plugin logged while mull was up: $(grep '^\[mull\]' "$tmp/$name.err")"
+}
+lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
+
+sessions_now > "$tmp/logs-before-l1.txt"
+run_dsh ledger1 "http://127.0.0.1:$dport/v1" "Run it twice. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}] then [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" ||
+  fail "DSH exited non-zero"
+l1_exit=$(date +%s%N)
+logl1=$(new_log "$tmp/logs-before-l1.txt")
+[ -n "$logl1" ] || fail "session L1 wrote no session log"
+# No dependency declared: the fact stands on its cooldown, and says so.
+ledger_check ledger1 "$logl1" 'bash:ran:exit code: 3' 'bash:denied:retry condition not met \(no dependency evidence: cooldown only, retry allowed at [0-9T:-]+Z\)'
+[ "$(lines "$side")" = 1 ] || fail "the denied call ran: $side has $(lines "$side") lines, want 1"
+grep -q 'blocked by negative-ledger' "$tmp/ledger1.out" || fail "the deny reason did not reach the model: $(cat "$tmp/ledger1.out")"
+took "the second call was denied before it ran ($side: 1 line)"
+
+step "the negative ledger: after command_retry_after the same call is allowed again"
+# The first failure was before session L1 exited: 4s after that its retry time has passed.
+while [ $(( ($(date +%s%N) - l1_exit) / 1000000 )) -lt 4300 ]; do sleep 0.1; done
+sessions_now > "$tmp/logs-before-l2.txt"
+run_dsh ledger2 "http://127.0.0.1:$dport/v1" "Run it again. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" || fail "DSH exited non-zero"
+logl2=$(new_log "$tmp/logs-before-l2.txt")
+[ -n "$logl2" ] || fail "session L2 wrote no session log"
+ledger_check ledger2 "$logl2" 'bash:ran:exit code: 3'
+[ "$(lines "$side")" = 2 ] || fail "the retry did not run: $side has $(lines "$side") lines, want 2"
+took "allowed after the retry time ($side: 2 lines)"
+
+step "the negative ledger: a declared dependency changes, a read observes it, and the retry is allowed at once"
+printf 'not yet\n' > "$dep"
+sessions_now > "$tmp/logs-before-l3.txt"
+run_dsh ledger3 "http://127.0.0.1:$dport/v1" "Check the flag. \
+[call:read {\"file_path\":\"$dep\"}] then \
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}] then \
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}] then \
+[call:bash {\"command\":\"echo ready > $dep\",\"description\":\"Set the flag\"}] then \
+[call:read {\"file_path\":\"$dep\"}] then \
+[call:bash {\"command\":\"$dcmd\",\"description\":\"Check the flag\"}]" || fail "DSH exited non-zero"
+logl3=$(new_log "$tmp/logs-before-l3.txt")
+[ -n "$logl3" ] || fail "session L3 wrote no session log"
+# The dependency was observed before the failure: the fact holds its
+# state as a precondition (no "cooldown only" in the deny), and the read
+# of the changed file stales it.
+ledger_check ledger3 "$logl3" 'read:ran:not yet' 'bash:ran:exit code: 1' 'bash:denied:retry condition not met \(retry allowed at [0-9T:-]+Z\)$' 'bash:ran' 'read:ran:ready' 'bash:ran'
+[ "$(lines "$side2")" = 2 ] || fail "$side2 has $(lines "$side2") lines, want 2 (the failure and the retry; the denied call never ran)"
+"$mull" ledger list --workspace "$ws" --json > "$tmp/ledger-list.json" 2> "$tmp/ledger-list.err" || fail "mull ledger list: $(cat "$tmp/ledger-list.err")"
+"$mull" ledger stats --workspace "$ws" --json > "$tmp/ledger-stats.json" 2> "$tmp/ledger-stats.err" || fail "mull ledger stats: $(cat "$tmp/ledger-stats.err")"
+"$node" - "$tmp/ledger-list.json" "$tmp/ledger-stats.json" "$lcmd" "$dcmd" > "$tmp/ledger-facts.txt" <<'JS' || fail "the ledger after the sessions: $(cat "$tmp/ledger-facts.txt")"
+const fs = require('node:fs')
+const [listFile, statsFile, lcmd, dcmd] = process.argv.slice(2)
+const list = JSON.parse(fs.readFileSync(listFile, 'utf8'))
+const facts = Array.isArray(list) ? list : (list.facts ?? list.items ?? [])
+const stats = JSON.parse(fs.readFileSync(statsFile, 'utf8'))
+const problems = []
+const fp = f => typeof f.fingerprint === 'string' ? JSON.parse(f.fingerprint) : (f.fingerprint ?? {})
+const current = cmd => facts.find(f => fp(f).commandLine === cmd && f.status !== 'superseded')
+const l = current(lcmd), d = current(dcmd)
+if (!l) problems.push(`no current fact for ${lcmd}`)
+else if (l.status !== 'active') problems.push(`the retried failure's fact is ${l.status}, want active (a new evidence version)`)
+if (!d) problems.push(`no fact for ${dcmd}`)
+else if (d.status !== 'resolved') problems.push(`the dependent command's fact is ${d.status}, want resolved`)
+for (const f of [l, d].filter(Boolean)) if (String(f.claim).includes('echo ran')) problems.push(`a claim holds the raw command: ${f.claim}`)
+const n = k => stats[k] ?? stats.summary?.[k] ?? stats.totals?.[k]
+const want = { calls_denied: 2, duplicate_failures_observed: 0, warnings_emitted: 0 }
+for (const [k, v] of Object.entries(want)) if (n(k) !== v) problems.push(`${k} = ${n(k)}, want ${v}`)
+if (problems.length) { console.log(problems.join('\n') + '\nfacts: ' + JSON.stringify(facts).slice(0, 3000) + '\nstats: ' + JSON.stringify(stats)); process.exit(1) }
+console.log(`# facts: ${[l, d].map(f => `${f.id} ${f.status} "${f.claim}"`).join('; ')}`)
+console.log(`# counters: ${Object.keys(want).map(k => `${k} ${n(k)}`).join(', ')}`)
+JS
+sed 's/^# /   /' "$tmp/ledger-facts.txt"
+took "the dependency's change allowed the retry at once; $side2: 2 lines"
 
 echo
 echo "PASS integrations/dsh/e2e.sh in $(( $(date +%s) - started ))s"

@@ -3,7 +3,8 @@
 // system-prompt section, adds new memory notices to each step, and gives the
 // agent the remember, memory_search and playbook_use tools, and the task
 // tools (task_start, task_end, task_reflect, lessons_lookup) with a fixed
-// task-boundary hint in the system prompt.
+// task-boundary hint in the system prompt; and it asks mull's negative
+// ledger before a tracked tool runs and tells it how the call ended.
 //
 // Plain ESM, no dependencies: global fetch and node: built-ins only. It
 // never blocks or breaks the agent: handlers return at once, network calls
@@ -58,6 +59,12 @@ export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.lo
   ctx.on('agent/error', payload => bridge.onAgentError(payload))
   ctx.on('domain/changed', change => bridge.onDomainChanged(change))
   ctx.on('agent/pre-step', (payload, next) => bridge.onPreStep(payload, next))
+  if (!bridge.ledger.disabled) {
+    // The negative ledger (lib/ledger.mjs): ledger.mode off makes no call.
+    ctx.on('tools/pre-execute', (exec, next) => bridge.ledger.preExecute(exec, next))
+    ctx.on('tools/post-execute', (exec, result, next) => bridge.ledger.postExecute(exec, result, next))
+    ctx.on('fs/observed', (target, observation, actor) => bridge.ledger.onFsObserved(target, observation, actor))
+  }
   ctx.systemPrompt.section({
     name: config.section.name,
     order: config.section.order,

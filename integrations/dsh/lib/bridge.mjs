@@ -3,6 +3,7 @@
 // at once (network work runs in the background) and never throws into DSH.
 
 import { MullClient } from './client.mjs'
+import { Ledger } from './ledger.mjs'
 import { realClock } from './clock.mjs'
 import { EventQueue } from './queue.mjs'
 import { DigestCache } from './digest.mjs'
@@ -44,13 +45,15 @@ export class Bridge {
     this.log = log
     this.pluginName = pluginName
     this.workspace = workspace
-    this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, clock, ...backoff })
+    const downNote = config.ledger.mode === 'off' ? '' : '; the negative ledger meanwhile lets tracked calls run (warn mode) or denies them (block mode, fail-closed)'
+    this.client = new MullClient({ baseUrl: config.baseUrl, apiToken: config.apiToken, timeoutMs: config.timeoutMs, log, fetch, clock, downNote, ...backoff })
     this.clock = clock
     this.queue = new EventQueue({ client: this.client, queueMax: config.queueMax, batchMax: config.batchMax, flushMs: config.flushMs, log })
     this.notices = new Notices({ client: this.client, log })
     this.digest = new DigestCache({
       client: this.client, log, clock, onNotices: (session, list) => { if (config.notices) this.notices.add(session, list) }
     })
+    this.ledger = new Ledger({ config: config.ledger, client: this.client, log, workspace, pluginName, clock })
     this.sessions = new Map()
     this.feedbackSent = new Set()
     this.timer = null
@@ -60,6 +63,7 @@ export class Bridge {
   /** Starts background work: the first digest fetch and the periodic refresh. */
   start () {
     this.digest.refresh(this.workspace, '')
+    this.ledger.start()
     this.timer = this.clock.setInterval(() => this.refreshAll(), this.config.digestRefreshMs)
   }
 
@@ -80,7 +84,7 @@ export class Bridge {
       this.queue.push(mullEvent(sessionEndId(s.id), 'session_end', s.id, s.workspace, this.clock.now(), { reason: 'disposed' }))
     }
     this.queue.close()
-    await this.queue.drain(this.config.timeoutMs)
+    await Promise.all([this.queue.drain(this.config.timeoutMs), this.ledger.close()])
   }
 
   refreshAll () {
@@ -163,6 +167,7 @@ export class Bridge {
       if (!s) return
       this.digest.refresh(s.workspace, s.id)
       if (this.config.notices) this.notices.poll(s.workspace, s.id)
+      this.ledger.onSessionStart(s.workspace)
     })
   }
 

@@ -18,7 +18,7 @@ export class MullClient {
    * @param {typeof fetch} [o.fetch]
    * @param {typeof realClock} [o.clock] - timestamps and request deadlines
    */
-  constructor ({ baseUrl, apiToken, timeoutMs, log, fetch: f = globalThis.fetch, clock = realClock, minBackoffMs = 1000, maxBackoffMs = 60000 }) {
+  constructor ({ baseUrl, apiToken, timeoutMs, log, fetch: f = globalThis.fetch, clock = realClock, minBackoffMs = 1000, maxBackoffMs = 60000, downNote = '' }) {
     this.baseUrl = baseUrl
     this.apiToken = apiToken
     this.timeoutMs = timeoutMs
@@ -27,6 +27,8 @@ export class MullClient {
     this.clock = clock
     this.minBackoffMs = minBackoffMs
     this.maxBackoffMs = maxBackoffMs
+    /** Appended to the one line logged when mull goes down (what else carries on, and how). */
+    this.downNote = downNote
     this.down = false
     this.backoffMs = 0
     this.retryAt = 0
@@ -53,9 +55,10 @@ export class MullClient {
    * One request. Resolves to {status, headers, body} for any HTTP answer mull
    * gave (body is the parsed JSON, or null), or to null when mull is down or
    * did not answer in time. With force the call goes out even during a
-   * backoff (a tool the model called explicitly).
+   * backoff (a tool the model called explicitly, a ledger check in block
+   * mode). timeoutMs overrides the client's for this call.
    */
-  async request (method, path, { query, body, headers = {}, force = false } = {}) {
+  async request (method, path, { query, body, headers = {}, force = false, timeoutMs = this.timeoutMs } = {}) {
     if (!force && !this.available()) return null
     const url = new URL(this.baseUrl + path)
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
@@ -69,11 +72,11 @@ export class MullClient {
         method,
         headers: h,
         body: body === undefined ? undefined : JSON.stringify(body),
-        signal: this.clock.deadline(this.timeoutMs)
+        signal: this.clock.deadline(timeoutMs)
       })
       text = await res.text()
     } catch (err) {
-      this.markDown(err?.name === 'TimeoutError' || err?.name === 'AbortError' ? `no answer within ${this.timeoutMs} ms` : describe(err))
+      this.markDown(err?.name === 'TimeoutError' || err?.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : describe(err))
       return null
     }
     if (res.status >= 500) {
@@ -99,7 +102,7 @@ export class MullClient {
     if (this.down) return
     this.down = true
     this.downSince = now
-    this.log('warn', `mull at ${this.baseUrl} is unavailable (${reason}); DSH carries on without it, events wait in a bounded queue, retrying with backoff up to ${Math.round(this.maxBackoffMs / 1000)}s`)
+    this.log('warn', `mull at ${this.baseUrl} is unavailable (${reason}); DSH carries on without it, events wait in a bounded queue, retrying with backoff up to ${Math.round(this.maxBackoffMs / 1000)}s${this.downNote}`)
   }
 
   markUp () {

@@ -15,7 +15,19 @@ export const DEFAULTS = Object.freeze({
   taskHints: true,
   forwardMessages: true,
   dshToolsModule: '',
-  logTo: 'dsh'
+  logTo: 'dsh',
+  // The negative ledger (seed 003). mode is what the plugin assumes until
+  // mull's policy for the workspace answers (mull's mode wins then); off
+  // here turns the ledger off in this plugin: no ledger call at all.
+  ledger: Object.freeze({
+    mode: 'warn',
+    commandTools: Object.freeze(['bash', 'pwsh']),
+    readTools: Object.freeze(['read']),
+    timeoutMs: 250,
+    policyRefreshMs: 300000,
+    fsBatchMs: 5,
+    fsQueueMax: 1000
+  })
 })
 
 /** mull takes at most this many events per POST (events.MaxBatch). */
@@ -80,6 +92,7 @@ export function normalizeConfig (raw, warn = () => {}) {
   }
 
   return {
+    ledger: ledgerConfig(c.ledger, bad, warn),
     baseUrl,
     apiToken: str('apiToken').trim() || process.env.MULL_API_TOKEN || '',
     timeoutMs: int('timeoutMs', 50, 60000),
@@ -95,4 +108,35 @@ export function normalizeConfig (raw, warn = () => {}) {
     dshToolsModule: str('dshToolsModule').trim(),
     logTo: oneOf('logTo', ['dsh', 'stderr'])
   }
+}
+
+/** The ledger block: each key checked on its own, a bad one falls back to its default. */
+function ledgerConfig (raw, bad, warn) {
+  const D = DEFAULTS.ledger
+  const out = { ...D, commandTools: [...D.commandTools], readTools: [...D.readTools] }
+  if (raw === undefined || raw === null) return out
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    bad('ledger', raw)
+    return out
+  }
+  const key = k => `ledger.${k}`
+  if (raw.mode !== undefined) {
+    if (['off', 'warn', 'block'].includes(raw.mode)) out.mode = raw.mode
+    else bad(key('mode'), raw.mode)
+  }
+  for (const k of ['commandTools', 'readTools']) {
+    const v = raw[k]
+    if (v === undefined) continue
+    if (Array.isArray(v) && v.every(n => typeof n === 'string' && n.trim())) out[k] = v.map(n => n.trim())
+    else bad(key(k), v)
+  }
+  const ints = { timeoutMs: [10, 60000], policyRefreshMs: [1000, 86400000], fsBatchMs: [0, 10000], fsQueueMax: [1, 1000000] }
+  for (const [k, [min, max]] of Object.entries(ints)) {
+    const v = raw[k]
+    if (v === undefined) continue
+    if (Number.isInteger(v) && v >= min && v <= max) out[k] = v
+    else bad(key(k), v)
+  }
+  for (const k of Object.keys(raw)) if (!(k in D)) warn(`mull plugin config: ${key(k)} is not a key the plugin knows; ignored`)
+  return out
 }

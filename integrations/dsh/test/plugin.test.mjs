@@ -39,7 +39,7 @@ test('the module is a Cordis plugin: name, inject, apply', () => {
 test('apply attaches the listeners, the section and the tools through defineTool', async (t) => {
   const fake = await startedFake(t)
   const { ctx } = await applied(t, fake)
-  assert.deepEqual([...ctx.listeners.keys()].sort(), ['agent/error', 'agent/pre-step', 'agent/session-start', 'domain/changed', 'session/event'])
+  assert.deepEqual([...ctx.listeners.keys()].sort(), ['agent/error', 'agent/pre-step', 'agent/session-start', 'domain/changed', 'fs/observed', 'session/event', 'tools/post-execute', 'tools/pre-execute'])
   assert.deepEqual(ctx.sections.map(s => [s.name, s.order]), [['mull-memory', 60], ['mull-memory-tasks', 59]])
   assert.deepEqual(ctx.registered.map(d => [d.name, d.compiledBy]),
     [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool'], ['playbook_use', 'stub-defineTool'],

@@ -104,6 +104,8 @@ export class FakeMull {
     this.port = 0
     this.hanging = new Set()
     this.waiters = []
+    /** The negative ledger, as mull's negledger service answers (see FakeLedger). */
+    this.ledger = new FakeLedger()
   }
 
   get url () {
@@ -211,6 +213,11 @@ export class FakeMull {
     if (lookup) {
       const text = this.lessons.get(decodeURIComponent(lookup[1]))
       return text === undefined ? send(res, 404, { error: `no lesson ${decodeURIComponent(lookup[1])}` }) : send(res, 200, { text })
+    }
+    if (url.pathname.startsWith('/v1/ledger/')) {
+      const [status, answer] = this.ledger.handle(route, q, body)
+      if (status === 0) { this.hanging.add(res); return } // the ledger alone hangs
+      return send(res, status, answer)
     }
     switch (route) {
       case 'POST /v1/events': return this.postEvents(res, body)
@@ -324,6 +331,202 @@ export class FakeMull {
     }
     return send(res, 200, { stored, duplicates: events.length - stored })
   }
+}
+
+/**
+ * The negative ledger of the fake mull: the wire types of negledger (JSON
+ * bodies with only their fields, unknown ones refused as mull's decoder
+ * refuses them) and the seed's rules in small: facts keyed by fingerprint,
+ * commands retried after commandRetryAfterMs, one lease per fact, a
+ * precondition-absent file fact staled by a present observation, the
+ * three counters, the deny reason and the warning in the seed's words.
+ * Its time is now(), which a test moves with advance(ms).
+ */
+export class FakeLedger {
+  constructor () {
+    this.mode = 'warn'
+    /** 'hang': the ledger routes never answer (the rest of the fake does) */
+    this.fault = ''
+    this.commandTools = ['bash', 'pwsh']
+    this.readTools = ['read']
+    this.clientTimeoutMs = 250
+    this.commandRetryAfterMs = 300000
+    this.leaseTtlMs = 60000
+    this.offset = 0
+    this.facts = []
+    this.nextId = 1
+    this.nextLease = 1
+    this.observations = new Map()
+  }
+
+  now () { return Date.now() + this.offset }
+  advance (ms) { this.offset += ms }
+
+  current (workspace, key) {
+    return this.facts.find(f => f.workspace === workspace && f.key === key && f.current)
+  }
+
+  stats () {
+    const sum = k => this.facts.reduce((n, f) => n + f[k], 0)
+    return { duplicate_failures_observed: sum('dup'), warnings_emitted: sum('warnings'), calls_denied: sum('denied') }
+  }
+
+  handle (route, q, body) {
+    if (this.fault === 'hang') return [0]
+    switch (route) {
+      case 'GET /v1/ledger/policy':
+        if (!q.workspace) return [400, { error: 'workspace: required', field: 'workspace' }]
+        return [200, { mode: this.mode, command_tools: this.commandTools, read_tools: this.readTools, client_timeout_ms: this.clientTimeoutMs }]
+      case 'POST /v1/ledger/check': return this.check(body)
+      case 'POST /v1/ledger/observe': return this.observe(body)
+      case 'POST /v1/ledger/fs': return this.fs(body)
+      default: return [404, { error: `no route ${route}` }]
+    }
+  }
+
+  /** The call's fingerprint key and kind, or an error answer. */
+  fingerprint (b) {
+    if (this.commandTools.includes(b.tool)) {
+      const cwd = typeof b.args.workdir === 'string' && b.args.workdir ? b.args.workdir : b.cwd
+      return { kind: 'command_failed', key: JSON.stringify({ commandLine: String(b.args.command).trim(), cwd, tool: b.tool }) }
+    }
+    if (this.readTools.includes(b.tool)) return { kind: 'file_missing', key: JSON.stringify({ cwd: b.cwd, path: b.args.file_path }), path: b.args.file_path }
+    return null
+  }
+
+  verdict (f) {
+    if (f.status === 'stale') return 'stale-allow'
+    if (!f.retryAt) return 'warn'
+    return this.now() >= f.retryAt ? 'allow' : 'block'
+  }
+
+  preview (f) {
+    return f.kind === 'command_failed' ? ` [${f.preview}]` : ''
+  }
+
+  check (b) {
+    const bad = callFields(b, {})
+    if (bad) return [400, bad]
+    const at = new Date(this.now()).toISOString()
+    const mode = this.mode
+    const fp = this.fingerprint(b)
+    const f = fp && this.current(b.workspace, fp.key)
+    if (mode === 'off' || !f || f.status === 'resolved') return [200, { verdict: 'allow', mode, checked_at: at }]
+    const v = this.verdict(f)
+    const retryAt = f.retryAt ? new Date(f.retryAt).toISOString() : undefined
+    if (v === 'block' || v === 'warn') {
+      if (mode !== 'block') return [200, { verdict: 'warn', mode, fact_id: f.id, retry_at: retryAt, checked_at: at }]
+      f.denied++
+      const reason = `blocked by negative-ledger (${f.kind}): ${f.claim}${this.preview(f)} — ${v === 'block' ? 'retry condition not met' : 'evidence unchanged'}` +
+        (f.retryAt ? ` (no dependency evidence: cooldown only, retry allowed at ${stamp(f.retryAt)})` : '')
+      return [200, { verdict: 'deny', mode, fact_id: f.id, reason, retry_at: retryAt, checked_at: at }]
+    }
+    if (f.lease && f.lease.expiresAt > this.now()) {
+      const until = stamp(f.lease.expiresAt)
+      const reason = mode === 'block'
+        ? `blocked by negative-ledger: verification retry already in progress by ${f.lease.owner} (until ${until})`
+        : `Negative-ledger: another agent is verifying this path (owner ${f.lease.owner} until ${until}); wait for its result.`
+      return [200, { verdict: 'in-progress', mode, fact_id: f.id, reason, checked_at: at }]
+    }
+    f.lease = { id: `lease-${this.nextLease++}`, owner: b.tool_call_id, expiresAt: this.now() + this.leaseTtlMs }
+    return [200, { verdict: 'verify-retry', mode, fact_id: f.id, lease_id: f.lease.id, checked_at: at }]
+  }
+
+  observe (b) {
+    const bad = callFields(b, { outcome: false, lease_id: false, checked_at: false })
+    if (bad) return [400, bad]
+    const o = b.outcome
+    if (!o || typeof o !== 'object' || Array.isArray(o)) return [400, { error: 'outcome: required', field: 'outcome' }]
+    for (const k of Object.keys(o)) if (!['status', 'exit_code', 'error_code', 'stderr'].includes(k)) return [400, { error: `invalid JSON body: unknown field "outcome.${k}"`, field: `outcome.${k}` }]
+    if (!['succeeded', 'failed', 'released'].includes(o.status)) return [400, { error: 'outcome.status: not one of succeeded, failed, released', field: 'outcome.status' }]
+    if (o.exit_code !== undefined && !Number.isInteger(o.exit_code)) return [400, { error: 'outcome.exit_code: want an integer', field: 'outcome.exit_code' }]
+    if (b.checked_at !== undefined && Number.isNaN(Date.parse(b.checked_at))) return [400, { error: 'checked_at: not RFC 3339', field: 'checked_at' }]
+    const mode = this.mode
+    const fp = this.fingerprint(b)
+    if (mode === 'off' || !fp) return [200, { effect: 'none', mode }]
+    const f = this.current(b.workspace, fp.key)
+    if (b.lease_id) {
+      if (!f?.lease || f.lease.id !== b.lease_id) return [200, { effect: 'none', mode }]
+      f.lease = null
+      if (o.status === 'succeeded') { f.status = 'resolved'; return [200, { effect: 'resolved', mode, fact_id: f.id }] }
+      if (o.status === 'released') return [200, { effect: 'released', mode, fact_id: f.id }]
+      this.evidence(f, fp)
+      return [200, { effect: 'evidence', mode, fact_id: f.id }]
+    }
+    if (o.status === 'released') return [200, { effect: 'none', mode }]
+    if (o.status === 'succeeded') {
+      if (!f || f.status === 'resolved' || f.lease) return [200, { effect: 'none', mode }]
+      f.status = 'resolved'
+      return [200, { effect: 'resolved', mode, fact_id: f.id }]
+    }
+    if (f && f.status !== 'resolved') {
+      this.evidence(f, fp)
+      f.dup++
+      if (mode !== 'warn') return [200, { effect: 'evidence', mode, fact_id: f.id, duplicate: true }]
+      f.warnings++
+      const head = f.retryAt
+        ? `Negative-ledger: this exact action previously failed; no dependency evidence: cooldown only, retry allowed at ${stamp(f.retryAt)}.`
+        : 'Negative-ledger: this exact action previously failed and its evidence is unchanged.'
+      const note = `${head}\n- claim: ${f.claim}\n` + (f.kind === 'command_failed' ? `- action preview: ${f.preview}\n` : '') +
+        'A retry will likely fail the same way; prefer a different approach.'
+      return [200, { effect: 'evidence', mode, fact_id: f.id, note, duplicate: true }]
+    }
+    if (f) { f.current = false; f.status = 'superseded' }
+    const n = {
+      id: this.nextId++, workspace: b.workspace, kind: fp.kind, key: fp.key, current: true, status: 'active', revision: 1, lease: null,
+      claim: fp.kind === 'command_failed' ? `command exited ${o.exit_code} (${b.tool})` : `file does not exist: ${fp.path}`,
+      preview: String(b.args.command ?? '').slice(0, 80),
+      absent: fp.kind === 'file_missing' ? [`${b.cwd}\u0000${fp.path}`] : [],
+      dup: 0, warnings: 0, denied: 0
+    }
+    this.evidence(n, fp)
+    n.revision = 1
+    if (f) f.supersededBy = n.id
+    this.facts.push(n)
+    return [200, { effect: 'recorded', mode, fact_id: n.id }]
+  }
+
+  evidence (f, fp) {
+    f.revision++
+    f.status = 'active'
+    if (fp.kind === 'command_failed') f.retryAt = this.now() + this.commandRetryAfterMs
+  }
+
+  fs (b) {
+    const bad = fields(b, { session: false, workspace: true, cwd: false, observations: false })
+    if (bad) return [400, bad]
+    if (!Array.isArray(b.observations) || b.observations.length === 0) return [400, { error: 'observations: required', field: 'observations' }]
+    for (const [i, o] of b.observations.entries()) {
+      for (const k of Object.keys(o ?? {})) if (!['path', 'display_path', 'observed', 'version', 'tool_call_id'].includes(k)) return [400, { error: `invalid JSON body: unknown field "observations[${i}].${k}"`, field: `observations[${i}].${k}` }]
+      if (typeof o?.display_path !== 'string' || !o.display_path) return [400, { error: `observations[${i}].display_path: required`, field: `observations[${i}].display_path` }]
+      if (o.observed !== 'present' && o.observed !== 'absent') return [400, { error: `observations[${i}].observed: not one of present, absent`, field: `observations[${i}].observed` }]
+      if (o.observed === 'present' && !o.version) return [400, { error: `observations[${i}].version: required with present`, field: `observations[${i}].version` }]
+    }
+    const staled = []
+    for (const o of b.observations) {
+      const keys = [o.display_path, ...(o.path ? [`${b.cwd}\u0000${o.path}`] : [])]
+      for (const k of keys) this.observations.set(`${b.workspace}\u0000${k}`, o)
+      if (o.observed !== 'present') continue
+      for (const f of this.facts) {
+        if (f.workspace !== b.workspace || !f.current || f.status !== 'active' || !f.absent.some(k => keys.includes(k))) continue
+        f.status = 'stale'
+        f.revision++
+        staled.push(f.id)
+      }
+    }
+    return [200, { stored: b.observations.length, staled }]
+  }
+}
+
+/** learn/ledger's Stamp: RFC 3339 in UTC, whole seconds. */
+const stamp = ms => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
+
+/** A negledger.Call body (plus extra fields, name → required) checked as mull's decoder does. */
+function callFields (b, extra) {
+  const bad = fields(b, { tool_call_id: true, tool: true, args: false, cwd: true, session: false, workspace: true, ...extra })
+  if (bad) return bad
+  if (!b.args || typeof b.args !== 'object' || Array.isArray(b.args)) return { error: 'args: want an object', field: 'args' }
+  return null
 }
 
 /**
