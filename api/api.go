@@ -24,6 +24,7 @@ import (
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
+	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/tasks"
 )
@@ -50,6 +51,9 @@ type Deps struct {
 	// Tasks opens, closes and reflects on tasks (task_start, task_end,
 	// task_reflect). Nil: those routes answer 503.
 	Tasks *tasks.Service
+	// Negledger is the negative ledger (seed 003): the agent's
+	// /v1/ledger/ routes and the admin's. Nil: those routes answer 503.
+	Negledger *negledger.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -61,6 +65,8 @@ type Server struct {
 	metrics *Metrics
 	// ops counts ingest and reads the operator's gauges (metrics_ops.go).
 	ops *opsMetrics
+	// ledgerM counts the ledger's answers and effects (metrics_ledger.go).
+	ledgerM *ledgerMetrics
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
@@ -80,6 +86,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.metrics = NewMetrics(d.Store, d.Logger)
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	s.ops = newOpsMetrics(s.metrics.reg, d)
+	s.ledgerM = newLedgerMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
@@ -112,6 +119,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesReport()
 	s.routesLessons()
 	s.routesTasks()
+	s.routesLedger()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

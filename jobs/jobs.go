@@ -50,6 +50,7 @@ import (
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/budgetsweep"
 	"github.com/mullhq/mull/jobs/consolidate"
+	"github.com/mullhq/mull/jobs/ledgersweep"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
 	"github.com/mullhq/mull/jobs/retroerror"
@@ -58,6 +59,7 @@ import (
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
 )
@@ -73,6 +75,8 @@ type Deps struct {
 	// Config is the loaded configuration (with defaults): each kind reads
 	// its own keys from it.
 	Config config.Config
+	// Negledger is the negative ledger ledger_sweep sweeps.
+	Negledger *negledger.Service
 }
 
 // Wiring is what Register hands back to the process.
@@ -115,8 +119,18 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 	registerReflectTask(reg, d, svc)
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
+	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: negledgerOf(d), Logger: d.Logger.With("component", "ledger_sweep")})
 
 	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
+}
+
+// negledgerOf is d's ledger service, or one built from its store and
+// config when the caller has none to share (tests of other kinds).
+func negledgerOf(d Deps) *negledger.Service {
+	if d.Negledger != nil {
+		return d.Negledger
+	}
+	return negledger.New(d.Store, d.Config.Ledger, d.Logger.With("component", "ledger"))
 }
 
 // RetroCaps are the retros' excerpt caps from config retro.excerpt.

@@ -27,7 +27,7 @@ import (
 // be added here, and one dropped fails the test.
 var allKinds = []string{
 	"budget_sweep", "consolidate", "consolidate_derive", "consolidate_merge", "consolidate_sweep",
-	"demo_step", "llm_probe", "probe", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
+	"demo_step", "ledger_sweep", "llm_probe", "probe", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
 }
 
 func register(t *testing.T, s *store.Store, edit func(*config.Config)) (*engine.Registry, jobs.Wiring, config.Config) {
@@ -93,6 +93,7 @@ func TestRegister(t *testing.T) {
 			{Name: "budget-sweep", Kind: "budget_sweep", Schedule: "@every 5m", Args: "{}"},
 			{Name: "session-idle", Kind: "session_idle", Schedule: "@every 1m", Args: "{}"},
 			{Name: "consolidate-sweep", Kind: "consolidate_sweep", Schedule: cfg.Consolidate.Schedule, Args: "{}"},
+			{Name: "ledger-sweep", Kind: "ledger_sweep", Schedule: "@every 1m", Args: "{}"},
 		}
 		if !slices.Equal(w.Cron, want) {
 			t.Errorf("built-in cron %+v, want %+v", w.Cron, want)
@@ -156,8 +157,8 @@ func TestRegisterScheduleOff(t *testing.T) {
 				t.Fatalf("consolidate.schedule off still declares %+v", c)
 			}
 		}
-		if len(w.Cron) != 3 {
-			t.Fatalf("built-in cron %+v, want the 3 maintenance entries", w.Cron)
+		if len(w.Cron) != 4 {
+			t.Fatalf("built-in cron %+v, want the 4 maintenance entries", w.Cron)
 		}
 	})
 }

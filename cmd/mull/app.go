@@ -12,6 +12,7 @@ import (
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
+	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/tasks"
 	"github.com/mullhq/mull/workflows"
@@ -34,6 +35,9 @@ type app struct {
 	memories *memories.Service
 	// tasks opens, closes and reflects on tasks, for the API and the CLI.
 	tasks *tasks.Service
+	// negledger is the negative ledger (seed 003), for the API, the CLI
+	// and ledger_sweep.
+	negledger *negledger.Service
 	// builtin are the periodic jobs every worker runs whatever the config
 	// says: what the job kinds declared (jobs.Register).
 	builtin []config.Cron
@@ -113,11 +117,12 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
+	a.negledger = negledger.New(a.store, a.cfg.Ledger, a.log.With("component", "ledger"))
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection)
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Runner: a.runner, Config: a.cfg})
+		Runner: a.runner, Config: a.cfg, Negledger: a.negledger})
 	a.ingest, a.builtin = w.Ingest, w.Cron
 	a.tasks = tasks.New(a.store, a.memories, a.ingest, a.cfg.Reflection)
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{

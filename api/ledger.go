@@ -1,0 +1,279 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/mullhq/mull/learn/ledger"
+	"github.com/mullhq/mull/negledger"
+)
+
+// routesLedger mounts the negative ledger (seed 003): the agent's routes
+// the DSH plugin calls around every tool call (behind the API token, like
+// /v1/tasks), and the operator's, the same as `mull ledger` (behind the
+// admin token).
+func (s *Server) routesLedger() {
+	s.mux.Handle("POST /v1/ledger/check", s.apiAuth(s.withLedger(s.ledgerCheck)))
+	s.mux.Handle("POST /v1/ledger/observe", s.apiAuth(s.withLedger(s.ledgerObserve)))
+	s.mux.Handle("POST /v1/ledger/fs", s.apiAuth(s.withLedger(s.ledgerFS)))
+	s.mux.Handle("POST /v1/ledger/facts", s.apiAuth(s.withLedger(s.ledgerRecord)))
+	s.mux.Handle("GET /v1/ledger/policy", s.apiAuth(s.withLedger(s.ledgerPolicy)))
+	s.mux.Handle("GET /v1/admin/ledger/facts", s.admin(s.withLedger(s.ledgerList)))
+	s.mux.Handle("GET /v1/admin/ledger/facts/{id}", s.admin(s.withLedger(s.ledgerShow)))
+	s.mux.Handle("GET /v1/admin/ledger/stale", s.admin(s.withLedger(s.ledgerStale)))
+	s.mux.Handle("GET /v1/admin/ledger/stats", s.admin(s.withLedger(s.ledgerStats)))
+	s.mux.Handle("POST /v1/admin/ledger/facts/{id}/resolve", s.admin(s.withLedger(s.ledgerResolve)))
+}
+
+func (s *Server) withLedger(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if s.deps.Negledger == nil {
+			writeError(w, http.StatusServiceUnavailable, "the negative ledger is not configured on this server")
+			return
+		}
+		h(w, r)
+	}
+}
+
+// writeLedgerError answers the service's errors: 400 a bad field, 404 an
+// unknown fact, 503 with Retry-After: 1 a fact that kept changing under
+// the request (the plugin's retry, or its unreachable rule, takes over),
+// 500 anything else.
+func writeLedgerError(w http.ResponseWriter, err error) {
+	var fe *negledger.FieldError
+	switch {
+	case errors.As(err, &fe):
+		writeField(w, fe.Field, fe.Problem)
+	case errors.Is(err, negledger.ErrNotFound):
+		writeError(w, http.StatusNotFound, err.Error())
+	case errors.Is(err, negledger.ErrConflict):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+	default:
+		writeError(w, http.StatusInternalServerError, "ledger: "+err.Error())
+	}
+}
+
+// writeCompact answers the agent's hot-path routes: one JSON line, no
+// indentation to build.
+func writeCompact(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "encode: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(b, '\n'))
+}
+
+// ledgerCheck is POST /v1/ledger/check: before a tool call runs.
+func (s *Server) ledgerCheck(w http.ResponseWriter, r *http.Request) {
+	var in negledger.CheckRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	out, err := s.deps.Negledger.Check(r.Context(), in)
+	s.ledgerM.checked(out, err)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeCompact(w, http.StatusOK, out)
+}
+
+// ledgerObserve is POST /v1/ledger/observe: after it ran.
+func (s *Server) ledgerObserve(w http.ResponseWriter, r *http.Request) {
+	var in negledger.ObserveRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	out, err := s.deps.Negledger.Observe(r.Context(), in)
+	s.ledgerM.observed(out, err)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeCompact(w, http.StatusOK, out)
+}
+
+// ledgerFS is POST /v1/ledger/fs: DSH's fs/observed events.
+func (s *Server) ledgerFS(w http.ResponseWriter, r *http.Request) {
+	var in negledger.FSRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	out, err := s.deps.Negledger.ObserveFS(r.Context(), in)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	if out.Staled == nil {
+		out.Staled = []int64{}
+	}
+	writeCompact(w, http.StatusOK, out)
+}
+
+// ledgerRecord is POST /v1/ledger/facts: an explicit fact with its
+// evidence; 201 with the fact.
+func (s *Server) ledgerRecord(w http.ResponseWriter, r *http.Request) {
+	var in negledger.RecordRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	f, err := s.deps.Negledger.Record(r.Context(), in)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeCompact(w, http.StatusCreated, map[string]any{"fact": f})
+}
+
+// ledgerPolicy is GET /v1/ledger/policy?workspace=W.
+func (s *Server) ledgerPolicy(w http.ResponseWriter, r *http.Request) {
+	ws := r.URL.Query().Get("workspace")
+	if ws == "" {
+		writeField(w, "workspace", "required (the DSH cwd)")
+		return
+	}
+	writeCompact(w, http.StatusOK, s.deps.Negledger.PolicyFor(ws))
+}
+
+// ledgerFilter reads workspace, status and limit (1 to 1000, default 100)
+// and answers 400 itself for a bad one.
+func ledgerFilter(w http.ResponseWriter, r *http.Request) (negledger.Filter, bool) {
+	q := r.URL.Query()
+	f := negledger.Filter{Workspace: q.Get("workspace"), Status: ledger.Status(q.Get("status")), Limit: 100}
+	if f.Status != "" && !slices.Contains(LedgerStatuses, f.Status) {
+		writeField(w, "status", "want one of active, stale, resolved, superseded")
+		return f, false
+	}
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > 1000 {
+			writeField(w, "limit", "must be a whole number between 1 and 1000")
+			return f, false
+		}
+		f.Limit = n
+	}
+	return f, true
+}
+
+// LedgerStatuses are the statuses a fact list filters on.
+var LedgerStatuses = []ledger.Status{ledger.Active, ledger.Stale, ledger.Resolved, ledger.Superseded}
+
+// ledgerList is GET /v1/admin/ledger/facts?workspace=&status=&limit=.
+func (s *Server) ledgerList(w http.ResponseWriter, r *http.Request) {
+	f, ok := ledgerFilter(w, r)
+	if !ok {
+		return
+	}
+	s.writeFacts(w, r, f)
+}
+
+// ledgerStale is GET /v1/admin/ledger/stale?workspace=: the current facts
+// whose preconditions changed.
+func (s *Server) ledgerStale(w http.ResponseWriter, r *http.Request) {
+	f, ok := ledgerFilter(w, r)
+	if !ok {
+		return
+	}
+	f.Status, f.CurrentOnly = ledger.Stale, true
+	s.writeFacts(w, r, f)
+}
+
+func (s *Server) writeFacts(w http.ResponseWriter, r *http.Request, f negledger.Filter) {
+	facts, err := s.deps.Negledger.List(r.Context(), f)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	if facts == nil {
+		facts = []ledger.Fact{}
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"facts": facts})
+}
+
+// factID reads the {id} path value, answering 400 itself.
+func factID(w http.ResponseWriter, r *http.Request) (int64, bool) {
+	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+	if err != nil || id < 1 {
+		writeField(w, "id", "must be a fact's id, a whole number from 1")
+		return 0, false
+	}
+	return id, true
+}
+
+// ledgerShow is GET /v1/admin/ledger/facts/{id}: one fact with its lease.
+func (s *Server) ledgerShow(w http.ResponseWriter, r *http.Request) {
+	id, ok := factID(w, r)
+	if !ok {
+		return
+	}
+	f, err := s.deps.Negledger.Get(r.Context(), id)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fact": f})
+}
+
+// ledgerStats is GET /v1/admin/ledger/stats?workspace=: the seed's three
+// honest counters, no token estimate.
+func (s *Server) ledgerStats(w http.ResponseWriter, r *http.Request) {
+	sum, err := s.deps.Negledger.Stats(r.Context(), r.URL.Query().Get("workspace"))
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, sum)
+}
+
+// MaxResolveReason caps a person's reason for retracting a fact, in
+// characters.
+const MaxResolveReason = 500
+
+// resolveRequest is POST /v1/admin/ledger/facts/{id}/resolve's body.
+type resolveRequest struct {
+	Reason string `json:"reason"`
+}
+
+// ledgerResolve is POST /v1/admin/ledger/facts/{id}/resolve {"reason"}: a
+// person retracts a fact.
+func (s *Server) ledgerResolve(w http.ResponseWriter, r *http.Request) {
+	id, ok := factID(w, r)
+	if !ok {
+		return
+	}
+	var in resolveRequest
+	if !decodeBody(w, r, &in) {
+		return
+	}
+	if problem := CheckResolveReason(in.Reason); problem != "" {
+		writeField(w, "reason", problem)
+		return
+	}
+	f, err := s.deps.Negledger.Resolve(r.Context(), id, in.Reason)
+	if err != nil {
+		writeLedgerError(w, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"fact": f})
+}
+
+// CheckResolveReason says what is wrong with a retraction's reason, or
+// "": it is required, and at most MaxResolveReason characters.
+func CheckResolveReason(reason string) string {
+	switch n := utf8.RuneCountInString(reason); {
+	case n == 0 || strings.TrimSpace(reason) == "":
+		return "required: say why the fact no longer holds"
+	case n > MaxResolveReason:
+		return "at most " + strconv.Itoa(MaxResolveReason) + " characters, got " + strconv.Itoa(n)
+	}
+	return ""
+}
