@@ -8,17 +8,17 @@ import "sync/atomic"
 // cmd/mull's acceptance tests install one in the test binary standing in
 // for `mull serve`, chosen by MULL_TEST_FAILPOINT (read only by test code).
 const (
-	// FailpointLedgerFSStaled: inside ObserveFS's transaction, after the
-	// observations are stored and the first fact is made stale, before the
-	// others and the commit.
-	FailpointLedgerFSStaled = "ledger.fs.staled"
-	// FailpointLedgerObserveWritten: inside Observe's transaction, after
-	// the fact (or its new evidence version) is written, before the
-	// receipt, the event and the commit.
-	FailpointLedgerObserveWritten = "ledger.observe.written"
-	// FailpointLedgerLeaseTaken: inside Check's lease transaction, after
-	// the lease row is written, before the receipt and the commit.
-	FailpointLedgerLeaseTaken = "ledger.lease.taken"
+	// FailpointLedgerTransition: inside a batch transition (ObserveFS
+	// staling the facts an observation contradicts), after the first fact
+	// moved, before the others and the commit.
+	FailpointLedgerTransition = "ledger.transition"
+	// FailpointLedgerRecord: inside an observe's transaction, after the
+	// new fact (or its new evidence version) is written, before its
+	// counters, event, receipt and the commit.
+	FailpointLedgerRecord = "ledger.record"
+	// FailpointLedgerLease: inside a check's transaction, after the lease
+	// row is written, before its event, the receipt and the commit.
+	FailpointLedgerLease = "ledger.lease"
 )
 
 var failpoint atomic.Pointer[func(name string)]

@@ -42,8 +42,9 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 	}
 }
 
-// killAfterCheck: a process grants a verify-retry (its leases last 1s) and
-// dies before the call's observe. Until the lease expires the other
+// killAfterCheck: a process answers a deny and dies: the deny is counted
+// once, its replay elsewhere answers the same. Then a process grants a
+// verify-retry (its leases last 1s) and dies before the call's observe. Until the lease expires the other
 // process answers in-progress (a deny, in block mode); then the next
 // verify-retry takes the lease over, and its failure is a new evidence
 // version. A restarted process answers a replay from its receipt.
@@ -51,8 +52,21 @@ func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-check", ledger.ModeBlock)
 	const cmd = "pytest -x"
 	f := recordFailure(t, r, a, ws, "kc-0", cmd)
+	// A deny answered just before the kill is counted, once.
+	k := r.serve(t)
+	denyReq := negledger.CheckRequest{Call: bashCall(ws, "s1", "kc-deny", cmd)}
+	deny := k.check(t, denyReq)
+	k.kill9(t)
+	if deny.Verdict != ledger.AnswerDeny {
+		t.Fatalf("check before the retry is due: %+v, want deny", deny)
+	}
+	if again := a.check(t, denyReq); !sameJSON(again, deny) {
+		t.Fatalf("the deny's replay after the kill: %+v, want %+v", again, deny)
+	}
+	r.consistent(t, ws, ledger.Savings{CallsDenied: 1})
+
 	waitUntil(t, f.Retry.At)
-	k := r.serve(t, "MULL_LEDGER_LEASE_TTL=1s")
+	k = r.serve(t, "MULL_LEDGER_LEASE_TTL=1s")
 	won := k.check(t, negledger.CheckRequest{Call: bashCall(ws, "s1", "kc-1", cmd)})
 	if won.Verdict != ledger.AnswerVerifyRetry {
 		t.Fatalf("check of a due fact: %+v, want verify-retry", won)
@@ -86,7 +100,7 @@ func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 	if again := k.check(t, waiting); !sameJSON(again, busy) {
 		t.Fatalf("replay on a restarted process: %+v, want the first answer %+v", again, busy)
 	}
-	r.consistent(t, ws, ledger.Savings{CallsDenied: 1})
+	r.consistent(t, ws, ledger.Savings{CallsDenied: 2})
 }
 
 // killAfterObserve: a process answers an observe and dies at once: the
@@ -129,7 +143,7 @@ func dieAt(t *testing.T, r *ledgerRig, point, path string, body any, env ...stri
 func killMidObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-mid-observe", ledger.ModeWarn)
 	first := negledger.ObserveRequest{Call: bashCall(ws, "s0", "km-0", "make test"), Outcome: failed()}
-	dieAt(t, r, store.FailpointLedgerObserveWritten, "/v1/ledger/observe", first)
+	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", first)
 	if fs := r.facts(t, ws); len(fs) != 0 {
 		t.Fatalf("facts after a kill inside the first observe: %+v, want none", fs)
 	}
@@ -138,7 +152,7 @@ func killMidObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	}
 	f := r.current(t, ws)
 	dup := negledger.ObserveRequest{Call: bashCall(ws, "s1", "km-1", "make test"), Outcome: failed()}
-	dieAt(t, r, store.FailpointLedgerObserveWritten, "/v1/ledger/observe", dup)
+	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", dup)
 	if g := r.current(t, ws); g.Revision != f.Revision || g.Savings != (ledger.Savings{}) {
 		t.Fatalf("fact after a kill inside a duplicate's observe: %+v, want revision %d and no counts", g, f.Revision)
 	}
@@ -156,7 +170,7 @@ func killMidLease(t *testing.T, r *ledgerRig, a *serveProc) {
 	f := recordFailure(t, r, a, ws, "kl-0", "go vet ./...")
 	waitUntil(t, f.Retry.At)
 	req := negledger.CheckRequest{Call: bashCall(ws, "s1", "kl-1", "go vet ./...")}
-	dieAt(t, r, store.FailpointLedgerLeaseTaken, "/v1/ledger/check", req)
+	dieAt(t, r, store.FailpointLedgerLease, "/v1/ledger/check", req)
 	if g := r.get(t, f.ID); g.Lease != nil {
 		t.Fatalf("lease after a kill inside the lease's transaction: %+v, want none", g.Lease)
 	}
@@ -176,7 +190,7 @@ func killMidBatch(t *testing.T, r *ledgerRig, a *serveProc) {
 	rec := r.serve(t, "MULL_LEDGER_COMMAND_RETRY_AFTER=1h")
 	facts := batchFacts(t, r, rec, "kb")
 	rec.kill9(t)
-	dieAt(t, r, store.FailpointLedgerFSStaled, "/v1/ledger/fs", v2("kb"))
+	dieAt(t, r, store.FailpointLedgerTransition, "/v1/ledger/fs", v2("kb"))
 	checkUnchanged(t, r, a, facts, "kb")
 	if resp := a.fs(t, v2("kb")); len(resp.Staled) != len(facts) {
 		t.Fatalf("resent fs change staled %v, want all %d facts", resp.Staled, len(facts))
