@@ -19,6 +19,10 @@ const (
 	// FailpointLedgerLease: inside a check's transaction, after the lease
 	// row is written, before its event, the receipt and the commit.
 	FailpointLedgerLease = "ledger.lease"
+	// FailpointLedgerSettle: inside the lease holder's observe, after its
+	// lease is dropped, before the fact is resolved (or given its new
+	// evidence) and the commit.
+	FailpointLedgerSettle = "ledger.settle"
 )
 
 var failpoint atomic.Pointer[func(name string)]

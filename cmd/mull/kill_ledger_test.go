@@ -35,6 +35,7 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 			t.Run("after observe", func(t *testing.T) { killAfterObserve(t, r, a) })
 			t.Run("mid observe", func(t *testing.T) { killMidObserve(t, r, a) })
 			t.Run("mid lease", func(t *testing.T) { killMidLease(t, r, a) })
+			t.Run("mid settle", func(t *testing.T) { killMidSettle(t, r, a) })
 			t.Run("mid batch transition", func(t *testing.T) { killMidBatch(t, r, a) })
 			t.Run("during a burst", func(t *testing.T) { killDuringBurst(t, r, a) })
 			t.Logf("%s took %s", dialect, time.Since(start).Round(time.Millisecond))
@@ -176,6 +177,33 @@ func killMidLease(t *testing.T, r *ledgerRig, a *serveProc) {
 	}
 	if c := a.check(t, req); c.Verdict != ledger.AnswerVerifyRetry {
 		t.Fatalf("the resent check: %+v, want verify-retry at once", c)
+	}
+	r.consistent(t, ws, ledger.Savings{})
+}
+
+// killMidSettle: the process dies inside the lease holder's observe, after
+// it dropped the lease: the fact is still active under the holder's lease,
+// and the holder's resent observe resolves it.
+func killMidSettle(t *testing.T, r *ledgerRig, a *serveProc) {
+	ws := wsFor("kill-settle", ledger.ModeWarn)
+	f := recordFailure(t, r, a, ws, "ks-0", "tox")
+	waitUntil(t, f.Retry.At)
+	call := bashCall(ws, "s1", "ks-1", "tox")
+	won := a.check(t, negledger.CheckRequest{Call: call})
+	if won.Verdict != ledger.AnswerVerifyRetry {
+		t.Fatalf("check of a due fact: %+v, want verify-retry", won)
+	}
+	settle := negledger.ObserveRequest{Call: call, Outcome: succeeded(), LeaseID: won.LeaseID, CheckedAt: &won.CheckedAt}
+	dieAt(t, r, store.FailpointLedgerSettle, "/v1/ledger/observe", settle)
+	if g := r.get(t, f.ID); g.Status != ledger.Active || g.Revision != f.Revision || g.Lease == nil || g.Lease.ID != won.LeaseID {
+		t.Fatalf("fact after a kill inside the settlement: %s at %d, lease %+v; want active at %d under lease %s",
+			g.Status, g.Revision, g.Lease, f.Revision, won.LeaseID)
+	}
+	if o := a.observe(t, settle); o.Effect != negledger.EffectResolved {
+		t.Fatalf("the holder's resent success: %+v, want resolved", o)
+	}
+	if g := r.get(t, f.ID); g.Status != ledger.Resolved || g.Lease != nil {
+		t.Fatalf("after the resent settlement: %s, lease %+v; want resolved, no lease", g.Status, g.Lease)
 	}
 	r.consistent(t, ws, ledger.Savings{})
 }
