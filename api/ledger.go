@@ -3,6 +3,7 @@ package api
 import (
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -72,10 +73,36 @@ func writeCompact(w http.ResponseWriter, status int, v any) {
 	_, _ = w.Write(append(b, '\n'))
 }
 
+// decodeLedger is decodeBody for the ledger's routes, whose callers are
+// programs: a decoding error is a 400 with the field it is about (an
+// unknown field, a wrong type, a bad time) in the body's "field".
+func decodeLedger(w http.ResponseWriter, r *http.Request, v any) bool {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	switch {
+	case isTooBig(err):
+		writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
+		return false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return false
+	case !checkJSONBody(w, body):
+		return false
+	}
+	if err := strictDecode(body, v); err != nil {
+		field, problem := jsonField(err)
+		if field == "event" || field == "time" {
+			field = "body"
+		}
+		writeField(w, field, problem)
+		return false
+	}
+	return true
+}
+
 // ledgerCheck is POST /v1/ledger/check: before a tool call runs.
 func (s *Server) ledgerCheck(w http.ResponseWriter, r *http.Request) {
 	var in negledger.CheckRequest
-	if !decodeBody(w, r, &in) {
+	if !decodeLedger(w, r, &in) {
 		return
 	}
 	out, err := s.deps.Negledger.Check(r.Context(), in)
@@ -90,7 +117,7 @@ func (s *Server) ledgerCheck(w http.ResponseWriter, r *http.Request) {
 // ledgerObserve is POST /v1/ledger/observe: after it ran.
 func (s *Server) ledgerObserve(w http.ResponseWriter, r *http.Request) {
 	var in negledger.ObserveRequest
-	if !decodeBody(w, r, &in) {
+	if !decodeLedger(w, r, &in) {
 		return
 	}
 	out, err := s.deps.Negledger.Observe(r.Context(), in)
@@ -105,7 +132,7 @@ func (s *Server) ledgerObserve(w http.ResponseWriter, r *http.Request) {
 // ledgerFS is POST /v1/ledger/fs: DSH's fs/observed events.
 func (s *Server) ledgerFS(w http.ResponseWriter, r *http.Request) {
 	var in negledger.FSRequest
-	if !decodeBody(w, r, &in) {
+	if !decodeLedger(w, r, &in) {
 		return
 	}
 	out, err := s.deps.Negledger.ObserveFS(r.Context(), in)
@@ -123,7 +150,7 @@ func (s *Server) ledgerFS(w http.ResponseWriter, r *http.Request) {
 // evidence; 201 with the fact.
 func (s *Server) ledgerRecord(w http.ResponseWriter, r *http.Request) {
 	var in negledger.RecordRequest
-	if !decodeBody(w, r, &in) {
+	if !decodeLedger(w, r, &in) {
 		return
 	}
 	f, err := s.deps.Negledger.Record(r.Context(), in)
@@ -251,14 +278,14 @@ func (s *Server) ledgerResolve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var in resolveRequest
-	if !decodeBody(w, r, &in) {
+	if !decodeLedger(w, r, &in) {
 		return
 	}
 	if problem := CheckResolveReason(in.Reason); problem != "" {
 		writeField(w, "reason", problem)
 		return
 	}
-	f, err := s.deps.Negledger.Resolve(r.Context(), id, in.Reason)
+	f, err := s.deps.Negledger.Resolve(r.Context(), id, strings.TrimSpace(in.Reason))
 	if err != nil {
 		writeLedgerError(w, err)
 		return

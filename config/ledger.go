@@ -37,8 +37,9 @@ type Ledger struct {
 	LeaseTTL Duration `toml:"lease_ttl"`
 	// WarningRepeatAfter is how long a warning for one (session, fact) is
 	// not repeated; a deduped repeat still counts as a duplicate failure.
-	// 0 disables the dedupe. Defaults to 60s (config file only).
-	WarningRepeatAfter *Duration `toml:"warning_repeat_after"`
+	// 0 disables the dedupe. Defaults to 60s.
+	// Env: MULL_LEDGER_WARNING_REPEAT_AFTER.
+	WarningRepeatAfter *Duration `toml:"warning_repeat_after" env:"duration"`
 	// CommandTools are the tools whose failed runs (exit code not 0) are
 	// recorded as command_failed. Defaults to ["bash", "pwsh"].
 	CommandTools []string `toml:"command_tools"`

@@ -113,8 +113,10 @@ func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField)
 				}
 			case reflect.Pointer:
 				// A switch whose unset value is not false (a *bool
-				// tagged env:"bool") is settable from text too.
-				if f.Tag.Get("env") == "bool" {
+				// tagged env:"bool"), or a span whose 0 means something
+				// (a *Duration tagged env:"duration"), is settable from
+				// text too.
+				if tag := f.Tag.Get("env"); tag == "bool" || tag == "duration" {
 					if err := fn(key, fv, f); err != nil {
 						return err
 					}
@@ -153,6 +155,15 @@ func setScalar(v reflect.Value, s string) error {
 	}
 	switch v.Kind() {
 	case reflect.Pointer:
+		if v.Type().Elem() == reflect.TypeFor[Duration]() {
+			d, err := ParseDuration(s)
+			if err != nil {
+				return err
+			}
+			dd := Duration(d)
+			v.Set(reflect.ValueOf(&dd))
+			return nil
+		}
 		if v.Type().Elem().Kind() != reflect.Bool {
 			return fmt.Errorf("cannot be set from text")
 		}

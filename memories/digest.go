@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"time"
 
+	"github.com/mullhq/mull/learn/ledger"
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/memory/digest"
@@ -67,15 +68,28 @@ func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) 
 // other, so seven new lessons and four new facts publish nothing, and the
 // eighth lesson or the fifth fact does. digest.watermark_age applies to the
 // oldest unpublished new memory of either kind.
+//
+// With a ledger (WithLedger), a negative ledger fact recorded or leaving
+// force (resolved, superseded, stale) counts as a lesson change, and
+// digest.watermark_age applies to the oldest such change too: a new fact
+// changes the prompt, and so DSH's prompt cache, as a new lesson does.
 func (s *Service) due(ctx context.Context, workspace string, libs []string, st store.DigestState) (bool, error) {
 	ch, err := s.store.MemoryChangesSince(ctx, s.store.DB, libs, st.WatermarkID, st.PublishedAt)
 	if err != nil {
 		return false, err
 	}
-	if lessons := ch.Lessons + ch.LessonsInvalidated; ch.New+ch.Invalidated-lessons >= s.digest.WatermarkItems || lessons >= s.lessons.CommitEvery {
+	facts, err := s.factChanges(ctx, workspace, st.PublishedAt)
+	if err != nil {
+		return false, err
+	}
+	lessons := ch.Lessons + ch.LessonsInvalidated
+	if ch.New+ch.Invalidated-lessons >= s.digest.WatermarkItems || lessons+facts.Count >= s.lessons.CommitEvery {
 		return true, nil
 	}
 	if ch.New > 0 && s.store.Now().Sub(ch.Oldest) >= s.digest.WatermarkAge.D() {
+		return true, nil
+	}
+	if facts.Count > 0 && s.store.Now().Sub(facts.Oldest) >= s.digest.WatermarkAge.D() {
 		return true, nil
 	}
 	return s.store.DigestSectionsChangedSince(ctx, s.store.DB, fixedWorkspaces(workspace), st.PublishedAt)
@@ -94,7 +108,15 @@ func fixedWorkspaces(workspace string) []string {
 // and stores it as the published one, in one transaction.
 func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, error) {
 	var st store.DigestState
-	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+	// The ledger's facts are read before the transaction (on SQLite it
+	// holds the one connection); a fact recorded between this read and
+	// the publication time below is a change the next due counts only if
+	// stamped after it, a window of one query.
+	facts, err := s.digestFacts(ctx, workspace, time.Time{})
+	if err != nil {
+		return Digest{}, err
+	}
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
 		// Wait for writers of these libraries in flight (a retro applying
 		// its memories and handoff): rendering before they commit, with a
 		// publication time after their stamps, would leave what they wrote
@@ -111,7 +133,7 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 			return err
 		}
 		now := s.store.Now()
-		out, err := s.render(ctx, tx, workspace, "", wm, now)
+		out, err := s.render(ctx, tx, workspace, "", wm, now, facts)
 		if err != nil {
 			return err
 		}
@@ -126,7 +148,10 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 // in the memories up to watermark, at now: the libraries' live memories,
 // the lessons in force for session as of now, and the workspace's handoff,
 // proposal and playbooks.
-func (s *Service) render(ctx context.Context, q Querier, workspace, session string, wm int64, now time.Time) (digest.Output, error) {
+//
+// facts are the ledger's constraints to show (digestFacts, read before
+// any transaction).
+func (s *Service) render(ctx context.Context, q Querier, workspace, session string, wm int64, now time.Time, facts []ledger.Fact) (digest.Output, error) {
 	libs := s.libraries(workspace)
 	in := digest.Input{Now: now}
 	var err error
@@ -141,6 +166,7 @@ func (s *Service) render(ctx context.Context, q Querier, workspace, session stri
 	if in.Lessons, err = s.digestLessons(ctx, q, workspace, session, wm, now); err != nil {
 		return digest.Output{}, err
 	}
+	in.Lessons.Facts = facts
 	if err := s.fixedSections(ctx, q, workspace, &in); err != nil {
 		return digest.Output{}, err
 	}

@@ -107,7 +107,11 @@ func (s *Service) DigestFor(ctx context.Context, workspace, session string) (Dig
 	if ok && st.Scope == string(s.scope) && st.WatermarkID == d.Watermark && st.PublishedAt.Equal(d.PublishedAt) {
 		return fromState(st), nil
 	}
-	out, err := s.render(ctx, s.store.DB, workspace, session, d.Watermark, d.PublishedAt)
+	facts, err := s.digestFacts(ctx, workspace, d.PublishedAt)
+	if err != nil {
+		return Digest{}, err
+	}
+	out, err := s.render(ctx, s.store.DB, workspace, session, d.Watermark, d.PublishedAt, facts)
 	if err != nil {
 		return Digest{}, err
 	}

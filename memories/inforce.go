@@ -103,7 +103,10 @@ func (s *Service) shownIDs(ctx context.Context, q Querier, workspace, session st
 	if ok && row.Scope == string(s.scope) && row.WatermarkID == st.WatermarkID && row.PublishedAt.Equal(st.PublishedAt) {
 		return row.LessonIDs, row.LessonsKnown, nil
 	}
-	out, err := s.render(ctx, q, workspace, session, st.WatermarkID, st.PublishedAt)
+	// No ledger facts: q may be a transaction (facts are read outside
+	// one), and facts fill the lessons quota after every lesson, so which
+	// lessons the text shows does not depend on them.
+	out, err := s.render(ctx, q, workspace, session, st.WatermarkID, st.PublishedAt, nil)
 	return out.Lessons, err == nil, err
 }
 

@@ -32,6 +32,8 @@ type Service struct {
 	// lessons and precedent shape the digest's lessons (WithLessons).
 	lessons   config.Lessons
 	precedent bool
+	// facts are the negative ledger's constraints (WithLedger); nil: none.
+	facts FactSource
 }
 
 // New makes a Service over a store, with the memory scope and digest

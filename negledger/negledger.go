@@ -12,7 +12,6 @@
 package negledger
 
 import (
-	"context"
 	"errors"
 	"log/slog"
 	"time"
@@ -29,8 +28,13 @@ type Service struct {
 	logger *slog.Logger
 }
 
-// New makes a Service. Its clock is the store's.
+// New makes a Service. Its clock is the store's. Unset config keys take
+// their defaults (a validated config has them already).
 func New(s *store.Store, cfg config.Ledger, logger *slog.Logger) *Service {
+	cfg = config.Config{Ledger: cfg}.WithDefaults().Ledger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
 	return &Service{store: s, cfg: cfg, logger: logger}
 }
 
@@ -41,8 +45,6 @@ var (
 	// ErrConflict: the fact kept changing under the request for 3
 	// optimistic-concurrency rounds (503 with Retry-After: 1).
 	ErrConflict = errors.New("ledger: the fact kept changing under this request for 3 rounds; try again")
-	// errTODO marks what the slices have not built yet.
-	errTODO = errors.New("negledger: not built yet")
 )
 
 // FieldError is a bad request field (400), named as the request names it.
@@ -226,61 +228,8 @@ type SweepReport struct {
 	WarningsPruned     int `json:"warnings_pruned"`
 }
 
-// Check decides a tool call about to run.
-func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, error) {
-	return CheckResponse{}, errTODO
-}
-
-// Observe records what a call that ran proved, and settles its lease.
-func (s *Service) Observe(ctx context.Context, r ObserveRequest) (ObserveResponse, error) {
-	return ObserveResponse{}, errTODO
-}
-
-// ObserveFS stores file observations and stales, all or nothing, every
-// current fact of the workspace whose precondition they contradict.
-func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error) {
-	return FSResponse{}, errTODO
-}
-
-// Record stores an explicit fact (approach_rejected, api_unavailable).
-func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, error) {
-	return ledger.Fact{}, errTODO
-}
-
-// Resolve retracts a fact by a person's hand, with the reason.
-func (s *Service) Resolve(ctx context.Context, id int64, reason string) (ledger.Fact, error) {
-	return ledger.Fact{}, errTODO
-}
-
-// Get is one fact, with its lease.
-func (s *Service) Get(ctx context.Context, id int64) (ledger.Fact, error) {
-	return ledger.Fact{}, errTODO
-}
-
-// List lists facts, newest first.
-func (s *Service) List(ctx context.Context, f Filter) ([]ledger.Fact, error) {
-	return nil, errTODO
-}
-
-// Stats are the three honest counters over a workspace ("" for all).
-func (s *Service) Stats(ctx context.Context, workspace string) (ledger.Summary, error) {
-	return ledger.Summary{}, errTODO
-}
-
-// Sweep releases expired leases and prunes bookkeeping (ledger_sweep).
-func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
-	return SweepReport{}, errTODO
-}
-
 // PolicyFor is the plugin's policy for a workspace.
 func (s *Service) PolicyFor(workspace string) Policy {
 	return Policy{Mode: ledger.Mode(s.cfg.ModeFor(workspace)), CommandTools: s.cfg.CommandTools,
 		ReadTools: s.cfg.ReadTools, ClientTimeoutMS: s.cfg.ClientTimeout.D().Milliseconds()}
-}
-
-// Constraints are the current facts of a workspace that still intercept
-// (active, or stale with their evidence back), for the digest's Known
-// failures block, newest first, at most limit.
-func (s *Service) Constraints(ctx context.Context, workspace string, limit int) ([]ledger.Fact, error) {
-	return nil, errTODO
 }

@@ -12,9 +12,10 @@ type Step struct {
 	// stale-allow); the call competes for the fact's lease. The winner is
 	// answered verify-retry, the losers Losing(mode).
 	Compete bool
-	// CommitStale: the verdict is stale-allow and the fact's stale
-	// transition is committed first, so the lease binds the new revision
-	// (the seed's read-through invalidation).
+	// CommitStale: the verdict is stale-allow: the fact's stale
+	// transition (with the mismatched kinds) is committed first when the
+	// fact is still active, so the lease binds the new revision (the
+	// seed's read-through invalidation). An already stale fact is left.
 	CommitStale bool
 	// CountDenied: the answer is a deny before dispatch: calls_denied+1
 	// and an event (fact, call, "deny"), once per tool call.

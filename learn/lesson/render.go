@@ -62,6 +62,14 @@ type RenderOptions struct {
 	// counterexample(s)" under each lesson it knows
 	// (reflection.precedent_in_prompt). nil leaves the counts out.
 	Precedent PrecedentFunc
+	// Constraints are the negative ledger's current facts (seed 003) as
+	// their rendered lines (ledger.ConstraintLines: already through the
+	// render-time gate), shown in Known failures after the failure
+	// lessons: a refuted path is a constraint too. Their items carry ID 0,
+	// since a fact is not a lesson. An entry whose lines are not shaped
+	// like an item's ("- " first, "  " after) is hidden and counted in
+	// Blocked, so no text can make a line of a title or header.
+	Constraints [][]string
 }
 
 // Block is one block of the lessons section: a title, fixed header lines
@@ -164,6 +172,13 @@ func Render(inForce []memory.Memory, links []memory.Conflict, opts RenderOptions
 			}
 		}
 	}
+	for _, ls := range opts.Constraints {
+		if !itemShaped(ls) {
+			r.Blocked++
+			continue
+		}
+		failures.Items = append(failures.Items, Item{Lines: ls})
+	}
 	if len(failures.Items) > 0 {
 		r.Blocks = append(r.Blocks, failures)
 	}
@@ -248,6 +263,20 @@ func itemLines(m memory.Memory, g memory.LessonFields, opts RenderOptions) []str
 		}
 	}
 	return ls
+}
+
+// itemShaped reports lines shaped like an item's: a first line opening
+// with "- ", the others with two spaces, none empty or holding a newline.
+func itemShaped(ls []string) bool {
+	if len(ls) == 0 || !strings.HasPrefix(ls[0], "- ") {
+		return false
+	}
+	for i, l := range ls {
+		if strings.ContainsAny(l, "\r\n") || (i > 0 && !strings.HasPrefix(l, "  ")) || strings.TrimSpace(l) == "-" {
+			return false
+		}
+	}
+	return true
 }
 
 // precedentLine is the seed's rendering of a lesson's precedent counts:

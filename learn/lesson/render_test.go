@@ -192,3 +192,26 @@ func TestRenderFreeTextLesson(t *testing.T) {
 		t.Fatalf("got\n%s\nwant\n%s", got, want)
 	}
 }
+
+// The ledger's constraints follow the failure lessons in Known failures,
+// as items without a lesson id; with no failure lesson they still open the
+// block under the seed's header. An entry not shaped like an item is
+// hidden and counted.
+func TestRenderConstraints(t *testing.T) {
+	fact := []string{"- command exited 2 (bash): `make test`", "  retry: at 2026-12-01T12:05:00Z"}
+	got := Render(renderLibrary(), nil, RenderOptions{Constraints: [][]string{fact,
+		{"Known failures"}, {"- ok", "not indented"}, {"- two\nlines"}, {}}})
+	if got.Blocked != 4 {
+		t.Errorf("Blocked = %d, want the 4 misshapen entries", got.Blocked)
+	}
+	b := got.Blocks[0]
+	if b.Name != BlockFailures || len(b.Items) != 2 || b.Items[0].ID != 7 || b.Items[1].ID != 0 ||
+		strings.Join(b.Items[1].Lines, "\n") != strings.Join(fact, "\n") {
+		t.Fatalf("failures block %+v; want L7, then the fact with ID 0", b)
+	}
+	only := Render(nil, nil, RenderOptions{Constraints: [][]string{fact}})
+	const seedFailures = "Known failures\nActions that produced a bad outcome. When the trigger matches, do not do this.\nUnlike a lesson, this is not a heuristic to weigh — it is a constraint."
+	if want := seedFailures + "\n" + strings.Join(fact, "\n"); only.Text() != want {
+		t.Errorf("constraints alone:\n%s\nwant\n%s", only.Text(), want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/mullhq/mull/learn/ledger"
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 )
@@ -24,6 +25,13 @@ type Lessons struct {
 	// answer the same for the same digest, or the text changes between
 	// watermarks: count as of the publication.
 	Precedent lesson.PrecedentFunc
+	// Facts are the negative ledger's current intercepting facts of the
+	// workspace (seed 003), newest first: each is a constraint shown in
+	// Known failures after the failure lessons, through the render-time
+	// gate like every stored text (a fact it refuses is hidden and
+	// counted in Blocked). They are not lessons: Output.Lessons never
+	// names them.
+	Facts []ledger.Fact
 }
 
 // lessonBlock is one of lesson.Render's blocks, its items as entries.
@@ -32,8 +40,11 @@ type lessonBlock struct {
 	head  []string
 	items []string
 	// ids are the lessons items show, one per item; 0 for an item that
-	// only refers to lessons ([CONFLICTS], [BOUNDARIES]).
+	// only refers to lessons ([CONFLICTS], [BOUNDARIES]) or is a fact.
 	ids []int64
+	// facts marks the items that are ledger facts (Known failures items
+	// without a lesson id).
+	facts []bool
 }
 
 // shownLesson is a lesson an entry of the lessons section shows, and the
@@ -52,14 +63,23 @@ const lessonTitlePrefix = "#### "
 // marks each lesson's first line as memoryLine marks a memory: external,
 // unverified (a retro's or a reflection's, not yet confirmed), stale.
 func (r *renderer) prepareLessons(in Lessons) {
-	if len(in.InForce) == 0 {
+	if len(in.InForce) == 0 && len(in.Facts) == 0 {
 		return
 	}
 	byID := make(map[int64]memory.Memory, len(in.InForce))
 	for _, m := range in.InForce {
 		byID[m.ID] = m
 	}
-	out := lesson.Render(in.InForce, in.Links, lesson.RenderOptions{Precedent: in.Precedent})
+	var constraints [][]string
+	for _, f := range in.Facts {
+		ls, ok := ledger.ConstraintLines(f, r.now)
+		if !ok {
+			r.blocked++
+			continue
+		}
+		constraints = append(constraints, ls)
+	}
+	out := lesson.Render(in.InForce, in.Links, lesson.RenderOptions{Precedent: in.Precedent, Constraints: constraints})
 	r.blocked += out.Blocked
 	for _, b := range out.Blocks {
 		lb := lessonBlock{title: lessonTitlePrefix + b.Title, head: b.Head}
@@ -75,6 +95,7 @@ func (r *renderer) prepareLessons(in Lessons) {
 				id = it.ID
 			}
 			lb.ids = append(lb.ids, id)
+			lb.facts = append(lb.facts, b.Name == lesson.BlockFailures && it.ID == 0)
 		}
 		r.lessons = append(r.lessons, lb)
 	}
@@ -97,15 +118,40 @@ func (r *renderer) marks(m memory.Memory) string {
 // lessonSection fills the lessons section against quota: blocks in
 // lesson.Render's order (Known failures first: a constraint outranks a
 // heuristic), items in order within each, an item that would overflow the
-// quota skipped (the first always taken), at most MaxLines items. A block
-// left with no item is left out with its title and header; skipped items
-// are counted in one note at the end.
+// quota skipped (the first always taken), at most MaxLines items. The
+// ledger's facts are shown in Known failures but fill the quota last: the
+// ledger enforces them at every tool call whatever the prompt says, while
+// a lesson reaches the agent only here, so a fact never takes a lesson's
+// room (and which lessons a digest shows does not depend on the facts).
+// A block left with no item is left out with its title and header;
+// skipped items are counted in one note at the end.
 func (r *renderer) lessonSection(quota int) *part {
 	var rm room
+	omitted := 0
+	take := make([][]bool, len(r.lessons))
+	for _, facts := range []bool{false, true} {
+		for bi, b := range r.lessons {
+			if take[bi] == nil {
+				take[bi] = make([]bool, len(b.items))
+			}
+			for i, it := range b.items {
+				if b.facts[i] != facts {
+					continue
+				}
+				n := runes(it) + 1
+				if rm.entries >= r.opts.MaxLines || (quota > 0 && rm.entries > 0 && rm.chars+n > quota) {
+					omitted++
+					continue
+				}
+				take[bi][i] = true
+				rm.entries++
+				rm.chars += n
+			}
+		}
+	}
 	var body []string
 	var shown []shownLesson
-	omitted := 0
-	for _, b := range r.lessons {
+	for bi, b := range r.lessons {
 		var items []string
 		var ids []shownLesson
 		// line is where the next item starts in the section's text: its
@@ -113,9 +159,7 @@ func (r *renderer) lessonSection(quota int) *part {
 		// header, then the items taken so far.
 		line := 1 + countBodyLines(body) + 1 + len(b.head)
 		for i, it := range b.items {
-			n := runes(it) + 1
-			if rm.entries >= r.opts.MaxLines || (quota > 0 && rm.entries > 0 && rm.chars+n > quota) {
-				omitted++
+			if !take[bi][i] {
 				continue
 			}
 			if b.ids[i] != 0 {
@@ -123,8 +167,6 @@ func (r *renderer) lessonSection(quota int) *part {
 			}
 			line += strings.Count(it, "\n") + 1
 			items = append(items, it)
-			rm.entries++
-			rm.chars += n
 		}
 		if len(items) == 0 {
 			continue

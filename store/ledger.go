@@ -1,0 +1,1025 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mullhq/mull/learn/ledger"
+)
+
+// The negative ledger's store (seed 003's SqliteLedgerStore, on both
+// databases). Its guarantees come from the schema (migration 022), not
+// from a process's memory, so they hold across processes sharing one
+// database:
+//   - one current fact per (scope, kind, fingerprint): the partial unique
+//     index, with "insert ... on conflict do nothing" turning the loser of a
+//     first-record race into a new evidence version of the winner's fact;
+//   - one active lease per fact: ledger_leases' primary key is the fact, and
+//     a lease is taken over only once expired, in one conditional upsert;
+//   - a replayed request answered from its receipt: LedgerWrite claims the
+//     request hash first, so two copies of one request serialize and the
+//     second reads the first's response;
+//   - counters exact: a counter moves only in the transaction that inserts
+//     the event it counts, and an event is unique per (fact, tool call,
+//     operation);
+//   - optimistic concurrency: every write of a fact is "where id = ? and
+//     revision = ?"; zero rows is ErrLedgerConflict, and the whole
+//     transaction (a batch transition included) rolls back.
+//
+// The ledger's types are learn/ledger's: a pure leaf package, imported here
+// for its data shapes only.
+
+// ErrLedgerConflict is a fact that changed under a write (its revision is
+// not the one the caller decided on). The caller re-reads and re-decides.
+var ErrLedgerConflict = errors.New("ledger: the fact changed under this write")
+
+// The ledger event operation kinds (ledger_events.operation_kind). With the
+// fact and the tool call they make an event unique: the second of the same
+// kind counts nothing.
+const (
+	LedgerOpDeny      = "deny"      // a denied call (calls_denied)
+	LedgerOpDuplicate = "duplicate" // a repeat failure (duplicate_failures_observed)
+	LedgerOpWarn      = "warn"      // a warning note (warnings_emitted)
+	LedgerOpGranted   = "granted"   // a retry lease granted
+	LedgerOpSettle    = "settle"    // a lease settled by its holder
+	LedgerOpRecord    = "record"    // a fact recorded or a new evidence version
+	LedgerOpStale     = "stale"     // a stale transition
+	LedgerOpResolve   = "resolve"   // resolved without a lease
+)
+
+// LedgerOp identifies one ledger mutation: its receipt and its provenance.
+type LedgerOp struct {
+	// RequestHash keys the receipt; "" writes none.
+	RequestHash string
+	// Kind is the request's kind (check, observe, fs, record, resolve).
+	Kind string
+	// ToolCallID and Session are the call the mutation is about; events
+	// are keyed by ToolCallID (when empty, by the request hash).
+	ToolCallID string
+	Session    string
+}
+
+// LedgerTx is one ledger transaction, inside LedgerWrite. Its methods are
+// the store seam's primitives; the service composes them.
+type LedgerTx struct {
+	s   *Store
+	tx  *sql.Tx
+	ctx context.Context
+	op  LedgerOp
+	// Now is the transaction's time (the store's clock, read once).
+	Now time.Time
+}
+
+// errReplay ends LedgerWrite's attempt when the receipt already exists.
+var errReplay = errors.New("ledger: replay")
+
+// LedgerWrite runs fn in one transaction. When op has a request hash, the
+// receipt is claimed first: if that request was already answered, fn does
+// not run and the first response is returned with replay true (nothing is
+// written). Otherwise fn's response, marshalled to JSON, is stored as the
+// receipt with everything fn wrote, and returned. An error from fn rolls
+// everything back (receipt included), so a retry re-decides.
+func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *LedgerTx) (any, error)) (response []byte, replay bool, err error) {
+	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		lt := &LedgerTx{s: s, tx: tx, ctx: ctx, op: op, Now: s.Now()}
+		if op.RequestHash != "" {
+			res, err := tx.ExecContext(ctx, `insert into ledger_operations (request_hash, kind, response, created_at)
+				values ($1, $2, '', $3) on conflict (request_hash) do nothing`, op.RequestHash, op.Kind, lt.Now)
+			if err != nil {
+				return fmt.Errorf("ledger: claim receipt: %w", err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				if err := tx.QueryRowContext(ctx, `select response from ledger_operations where request_hash = $1`,
+					op.RequestHash).Scan(&response); err != nil {
+					return fmt.Errorf("ledger: read receipt: %w", err)
+				}
+				return errReplay
+			}
+		}
+		v, err := fn(lt)
+		if err != nil {
+			return err
+		}
+		if response, err = json.Marshal(v); err != nil {
+			return fmt.Errorf("ledger: marshal response: %w", err)
+		}
+		if op.RequestHash != "" {
+			if _, err := tx.ExecContext(ctx, `update ledger_operations set response = $2 where request_hash = $1`,
+				op.RequestHash, string(response)); err != nil {
+				return fmt.Errorf("ledger: store receipt: %w", err)
+			}
+		}
+		return nil
+	})
+	if errors.Is(err, errReplay) {
+		return response, true, nil
+	}
+	if err != nil && retryable(err) {
+		return nil, false, fmt.Errorf("%w: %w", ErrLedgerConflict, err)
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return response, false, nil
+}
+
+// retryable: Postgres gave up on the transaction (a deadlock, a
+// serialization failure) or SQLite stayed busy; re-deciding is the answer.
+func retryable(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "40P01") || strings.Contains(s, "40001") || strings.Contains(s, "SQLITE_BUSY") ||
+		strings.Contains(s, "database is locked")
+}
+
+// LedgerReceipt is the stored response of a request, if it was answered.
+func (s *Store) LedgerReceipt(ctx context.Context, requestHash string) ([]byte, bool, error) {
+	var resp []byte
+	err := s.DB.QueryRowContext(ctx, `select response from ledger_operations where request_hash = $1 and response <> ''`,
+		requestHash).Scan(&resp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("ledger: read receipt: %w", err)
+	}
+	return resp, true, nil
+}
+
+const ledgerFactColumns = `f.id, f.scope, f.kind, f.fingerprint_key, f.fingerprint, f.claim, f.preview, f.evidence, f.retry,
+	f.status, f.revision, f.is_current, f.source, f.superseded_by, f.created_at, f.updated_at, f.last_transition,
+	f.duplicate_failures_observed, f.warnings_emitted, f.calls_denied, l.lease_id, l.owner, l.expires_at`
+
+const ledgerFactFrom = ` from ledger_facts f left join ledger_leases l on l.fact_id = f.id `
+
+func scanLedgerFact(row scanner) (ledger.Fact, error) {
+	var f ledger.Fact
+	var kind, status, fp, evidence string
+	var retry, last, leaseID, leaseOwner sql.NullString
+	var leaseExp sql.NullTime
+	if err := row.Scan(&f.ID, &f.Scope, &kind, &f.Key, &fp, &f.Claim, &f.Preview, &evidence, &retry,
+		&status, &f.Revision, &f.Current, &f.Source, &f.SupersededBy, &f.CreatedAt, &f.UpdatedAt, &last,
+		&f.Savings.DuplicateFailuresObserved, &f.Savings.WarningsEmitted, &f.Savings.CallsDenied,
+		&leaseID, &leaseOwner, &leaseExp); err != nil {
+		return f, err
+	}
+	f.Kind, f.Status = ledger.Kind(kind), ledger.Status(status)
+	f.CreatedAt, f.UpdatedAt = f.CreatedAt.UTC(), f.UpdatedAt.UTC()
+	if err := json.Unmarshal([]byte(fp), &f.Fingerprint); err != nil {
+		return f, fmt.Errorf("ledger fact %d: fingerprint: %w", f.ID, err)
+	}
+	if err := json.Unmarshal([]byte(evidence), &f.Evidence); err != nil {
+		return f, fmt.Errorf("ledger fact %d: evidence: %w", f.ID, err)
+	}
+	if retry.Valid && retry.String != "" {
+		f.Retry = new(ledger.RetryCondition)
+		if err := json.Unmarshal([]byte(retry.String), f.Retry); err != nil {
+			return f, fmt.Errorf("ledger fact %d: retry: %w", f.ID, err)
+		}
+	}
+	if last.Valid && last.String != "" {
+		f.LastTransition = new(ledger.Transition)
+		if err := json.Unmarshal([]byte(last.String), f.LastTransition); err != nil {
+			return f, fmt.Errorf("ledger fact %d: last transition: %w", f.ID, err)
+		}
+	}
+	if leaseID.Valid {
+		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: leaseOwner.String, ExpiresAt: leaseExp.Time.UTC()}
+	}
+	return f, nil
+}
+
+// LedgerCurrentFact is the current fact of (scope, kind, key), with its
+// lease: one indexed read, Check's hot path. ok is false when there is none.
+func (s *Store) LedgerCurrentFact(ctx context.Context, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
+	return ledgerCurrent(ctx, s.DB, scope, kind, key)
+}
+
+func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
+	f, err := scanLedgerFact(q.QueryRowContext(ctx, `select `+ledgerFactColumns+ledgerFactFrom+
+		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`, scope, string(kind), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Fact{}, false, nil
+	}
+	if err != nil {
+		return ledger.Fact{}, false, fmt.Errorf("ledger: read current fact: %w", err)
+	}
+	return f, true, nil
+}
+
+// LedgerFact is one fact by id (ErrNotFound when there is none).
+func (s *Store) LedgerFact(ctx context.Context, id int64) (ledger.Fact, error) {
+	return ledgerByID(ctx, s.DB, id)
+}
+
+func ledgerByID(ctx context.Context, q querier, id int64) (ledger.Fact, error) {
+	f, err := scanLedgerFact(q.QueryRowContext(ctx, `select `+ledgerFactColumns+ledgerFactFrom+`where f.id = $1`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Fact{}, fmt.Errorf("ledger fact %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return ledger.Fact{}, fmt.Errorf("ledger fact %d: %w", id, err)
+	}
+	return f, nil
+}
+
+// LedgerFilter selects facts for LedgerFacts. Zero fields match all.
+type LedgerFilter struct {
+	Scope string
+	// Statuses keeps these statuses.
+	Statuses []ledger.Status
+	// CurrentOnly leaves out superseded versions.
+	CurrentOnly bool
+	// Limit caps the rows (0: 100).
+	Limit int
+}
+
+// LedgerFacts lists facts, newest first.
+func (s *Store) LedgerFacts(ctx context.Context, f LedgerFilter) ([]ledger.Fact, error) {
+	var where []string
+	var args []any
+	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
+	if f.Scope != "" {
+		where = append(where, "f.scope = "+arg(f.Scope))
+	}
+	if len(f.Statuses) > 0 {
+		var in []string
+		for _, st := range f.Statuses {
+			in = append(in, arg(string(st)))
+		}
+		where = append(where, "f.status in ("+strings.Join(in, ", ")+")")
+	}
+	if f.CurrentOnly {
+		where = append(where, "f.is_current")
+	}
+	q := `select ` + ledgerFactColumns + ledgerFactFrom
+	if len(where) > 0 {
+		q += "where " + strings.Join(where, " and ")
+	}
+	limit := f.Limit
+	if limit <= 0 {
+		limit = 100
+	}
+	q += " order by f.updated_at desc, f.id desc limit " + arg(limit)
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: list facts: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Fact
+	for rows.Next() {
+		fact, err := scanLedgerFact(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: list facts: %w", err)
+		}
+		out = append(out, fact)
+	}
+	return out, rows.Err()
+}
+
+// LedgerSummary is the three counters summed over a scope ("" for all),
+// with how many facts there are, how many are current and how many were
+// hit (a deny, warning or duplicate failure).
+func (s *Store) LedgerSummary(ctx context.Context, scope string) (ledger.Summary, error) {
+	var sum ledger.Summary
+	err := s.DB.QueryRowContext(ctx, `select count(*),
+		coalesce(sum(case when is_current then 1 else 0 end), 0),
+		coalesce(sum(case when duplicate_failures_observed + warnings_emitted + calls_denied > 0 then 1 else 0 end), 0),
+		coalesce(sum(duplicate_failures_observed), 0), coalesce(sum(warnings_emitted), 0), coalesce(sum(calls_denied), 0)
+		from ledger_facts where ($1 = '' or scope = $1)`, scope).Scan(&sum.Facts, &sum.Current, &sum.FactsHit,
+		&sum.DuplicateFailuresObserved, &sum.WarningsEmitted, &sum.CallsDenied)
+	if err != nil {
+		return sum, fmt.Errorf("ledger: summary: %w", err)
+	}
+	return sum, nil
+}
+
+// LedgerObservation is the latest observed state of one file key.
+type LedgerObservation struct {
+	Key        string
+	Observed   string // ledger.Present or ledger.Absent
+	Version    string
+	ObservedAt time.Time
+	ToolCallID string
+}
+
+// LedgerObservations are the latest observations of keys in a scope, by key
+// (a key never observed is absent from the map: unknown).
+func (s *Store) LedgerObservations(ctx context.Context, scope string, keys []string) (map[string]LedgerObservation, error) {
+	return ledgerObservations(ctx, s.DB, scope, keys)
+}
+
+func ledgerObservations(ctx context.Context, q querier, scope string, keys []string) (map[string]LedgerObservation, error) {
+	out := map[string]LedgerObservation{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	args := []any{scope}
+	var in []string
+	for _, k := range keys {
+		args = append(args, encodeObsKey(k))
+		in = append(in, fmt.Sprintf("$%d", len(args)))
+	}
+	rows, err := q.QueryContext(ctx, `select key, observed, version, observed_at, tool_call_id from ledger_observations
+		where scope = $1 and key in (`+strings.Join(in, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: read observations: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var o LedgerObservation
+		if err := rows.Scan(&o.Key, &o.Observed, &o.Version, &o.ObservedAt, &o.ToolCallID); err != nil {
+			return nil, fmt.Errorf("ledger: read observations: %w", err)
+		}
+		o.Key = decodeObsKey(o.Key)
+		o.ObservedAt = o.ObservedAt.UTC()
+		out[o.Key] = o
+	}
+	return out, rows.Err()
+}
+
+// Current is the current fact of (scope, kind, key) as this transaction
+// sees it.
+func (lt *LedgerTx) Current(scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
+	return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key)
+}
+
+// Fact is one fact by id as this transaction sees it.
+func (lt *LedgerTx) Fact(id int64) (ledger.Fact, error) { return ledgerByID(lt.ctx, lt.tx, id) }
+
+// Observations are the latest observations of keys, as this transaction
+// sees them.
+func (lt *LedgerTx) Observations(scope string, keys []string) (map[string]LedgerObservation, error) {
+	return ledgerObservations(lt.ctx, lt.tx, scope, keys)
+}
+
+// CurrentFacts are the current facts of a scope not resolved (the facts an
+// fs observation may stale), as this transaction sees them.
+func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
+	rows, err := lt.tx.QueryContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+
+		`where f.scope = $1 and f.is_current and f.status in ('active', 'stale') order by f.id`, scope)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: current facts: %w", err)
+	}
+	defer rows.Close()
+	var out []ledger.Fact
+	for rows.Next() {
+		f, err := scanLedgerFact(rows)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: current facts: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+func (lt *LedgerTx) callID() string {
+	if lt.op.ToolCallID != "" {
+		return lt.op.ToolCallID
+	}
+	if lt.op.RequestHash != "" {
+		return "op:" + lt.op.RequestHash
+	}
+	return "at:" + lt.Now.Format(time.RFC3339Nano)
+}
+
+// event inserts the (fact, tool call, kind) event and says whether it is
+// new: an old one counts nothing.
+func (lt *LedgerTx) event(factID int64, kind string) (bool, error) {
+	res, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_events (fact_id, tool_call_id, operation_kind, session, at)
+		values ($1, $2, $3, $4, $5) on conflict (fact_id, tool_call_id, operation_kind) do nothing`,
+		factID, lt.callID(), kind, lt.op.Session, lt.Now)
+	if err != nil {
+		return false, fmt.Errorf("ledger fact %d: event %s: %w", factID, kind, err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
+}
+
+// lock checks the fact is current at revision and, on Postgres, holds its
+// row until the transaction ends, so what is decided against that revision
+// commits against it.
+func (lt *LedgerTx) lock(factID, revision int64) error {
+	res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1 and revision = $2 and is_current`,
+		factID, revision)
+	if err != nil {
+		return fmt.Errorf("ledger fact %d: %w", factID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("ledger fact %d revision %d: %w", factID, revision, ErrLedgerConflict)
+	}
+	return nil
+}
+
+// Deny counts a denied call against the fact at revision: calls_denied+1
+// and a deny event, once per tool call (a second deny of the same call
+// counts nothing; counted says which).
+func (lt *LedgerTx) Deny(factID, revision int64) (counted bool, err error) {
+	if err := lt.lock(factID, revision); err != nil {
+		return false, err
+	}
+	if counted, err = lt.event(factID, LedgerOpDeny); err != nil || !counted {
+		return false, err
+	}
+	_, err = lt.tx.ExecContext(lt.ctx, `update ledger_facts set calls_denied = calls_denied + 1 where id = $1`, factID)
+	return err == nil, err
+}
+
+// LeaseResult is AcquireLease's answer.
+type LeaseResult struct {
+	// Granted: this call holds the lease (newly, by takeover, or already).
+	Granted bool
+	Lease   ledger.Lease
+	// TookOver: an expired lease of another call was replaced.
+	TookOver bool
+}
+
+// AcquireLease competes for the fact's retry lease at revision: granted
+// when there is no lease, when the call already holds it, or when the one
+// there expired (taken over); otherwise the holder's lease is returned with
+// Granted false. One conditional upsert decides, so of N concurrent calls
+// in any number of processes exactly one wins.
+func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl time.Duration) (LeaseResult, error) {
+	if err := lt.lock(factID, revision); err != nil {
+		return LeaseResult{}, err
+	}
+	owner := lt.callID()
+	cur, ok, err := lt.lease(factID)
+	if err != nil {
+		return LeaseResult{}, err
+	}
+	if ok && cur.Owner == owner && cur.ExpiresAt.After(lt.Now) {
+		return LeaseResult{Granted: true, Lease: cur}, nil
+	}
+	exp := lt.Now.Add(ttl)
+	var got string
+	err = lt.tx.QueryRowContext(lt.ctx, `insert into ledger_leases (fact_id, lease_id, owner, fact_revision, expires_at, acquired_at)
+		values ($1, $2, $3, $4, $5, $6)
+		on conflict (fact_id) do update set lease_id = excluded.lease_id, owner = excluded.owner,
+			fact_revision = excluded.fact_revision, expires_at = excluded.expires_at, acquired_at = excluded.acquired_at
+			where ledger_leases.expires_at <= $6
+		returning lease_id`, factID, leaseID, owner, revision, exp, lt.Now).Scan(&got)
+	if errors.Is(err, sql.ErrNoRows) {
+		cur, ok, err := lt.lease(factID)
+		if err != nil {
+			return LeaseResult{}, err
+		}
+		if !ok {
+			return LeaseResult{}, fmt.Errorf("ledger fact %d: lease vanished: %w", factID, ErrLedgerConflict)
+		}
+		return LeaseResult{Lease: cur}, nil
+	}
+	if err != nil {
+		return LeaseResult{}, fmt.Errorf("ledger fact %d: acquire lease: %w", factID, err)
+	}
+	if _, err := lt.event(factID, LedgerOpGranted); err != nil {
+		return LeaseResult{}, err
+	}
+	return LeaseResult{Granted: true, TookOver: ok, Lease: ledger.Lease{ID: leaseID, Owner: owner, ExpiresAt: exp}}, nil
+}
+
+func (lt *LedgerTx) lease(factID int64) (ledger.Lease, bool, error) {
+	var l ledger.Lease
+	err := lt.tx.QueryRowContext(lt.ctx, `select lease_id, owner, expires_at from ledger_leases where fact_id = $1`, factID).
+		Scan(&l.ID, &l.Owner, &l.ExpiresAt)
+	if errors.Is(err, sql.ErrNoRows) {
+		return l, false, nil
+	}
+	if err != nil {
+		return l, false, fmt.Errorf("ledger fact %d: read lease: %w", factID, err)
+	}
+	l.ExpiresAt = l.ExpiresAt.UTC()
+	return l, true, nil
+}
+
+// FactInput is a fact as recorded: a new fact, or a new evidence version
+// of the current one.
+type FactInput struct {
+	Scope       string
+	Fingerprint ledger.Fingerprint
+	// Key is Fingerprint.Key().
+	Key      string
+	Claim    string
+	Preview  string
+	Evidence []ledger.Witness
+	Retry    *ledger.RetryCondition
+	// Source is auto, api or operator.
+	Source string
+}
+
+func (in FactInput) check() error {
+	switch {
+	case strings.TrimSpace(in.Scope) == "":
+		return errors.New("scope is required")
+	case in.Fingerprint.Kind == "":
+		return errors.New("fingerprint kind is required")
+	case in.Key == "":
+		return errors.New("fingerprint key is required")
+	case strings.TrimSpace(in.Claim) == "":
+		return errors.New("claim is required")
+	case in.Source == "":
+		return errors.New("source is required")
+	}
+	return nil
+}
+
+// RecordFlags say what a recorded failure also counts.
+type RecordFlags struct {
+	// Duplicate: it repeated a current intercepting fact's failure
+	// (duplicate_failures_observed+1).
+	Duplicate bool
+	// Warn: a warning note goes with it (warnings_emitted+1).
+	Warn bool
+}
+
+// RecordResult is what RecordFact did.
+type RecordResult struct {
+	Fact ledger.Fact
+	// New: a new fact (Superseded names the resolved one it replaced);
+	// otherwise a new evidence version of the current fact.
+	New        bool
+	Superseded int64
+	// Replayed: this tool call already recorded on this fact; nothing
+	// changed.
+	Replayed bool
+	// Counted are the flags that counted (an already-counted call counts
+	// nothing twice).
+	Counted RecordFlags
+}
+
+// RecordFact records a failure. With no current fact (or a resolved one,
+// which becomes superseded), it inserts a new current fact; with an active
+// or stale one, it writes a new evidence version (revision+1, status
+// active, the new evidence and retry condition). Of two processes inserting
+// the same first fact at once, the loser's insert does nothing and becomes a
+// new evidence version of the winner's fact. expectRevision, when not 0, is
+// the revision of the current fact the caller decided on: another is
+// ErrLedgerConflict.
+func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordFlags) (RecordResult, error) {
+	if err := in.check(); err != nil {
+		return RecordResult{}, fmt.Errorf("ledger: record fact: %w", err)
+	}
+	fp, err := json.Marshal(in.Fingerprint)
+	if err != nil {
+		return RecordResult{}, err
+	}
+	ev, err := json.Marshal(nonNilWitnesses(in.Evidence))
+	if err != nil {
+		return RecordResult{}, err
+	}
+	retry, err := nullJSON(in.Retry)
+	if err != nil {
+		return RecordResult{}, err
+	}
+	for round := 0; round < 2; round++ {
+		cur, ok, err := lt.Current(in.Scope, in.Fingerprint.Kind, in.Key)
+		if err != nil {
+			return RecordResult{}, err
+		}
+		if ok && expectRevision != 0 && cur.Revision != expectRevision {
+			return RecordResult{}, fmt.Errorf("ledger fact %d revision %d (now %d): %w", cur.ID, expectRevision, cur.Revision, ErrLedgerConflict)
+		}
+		if ok && (cur.Status == ledger.Active || cur.Status == ledger.Stale) {
+			return lt.newVersion(cur, in, ev, retry, flags)
+		}
+		var superseded int64
+		if ok {
+			// Resolved: the new failure is a new fact; the resolved one is
+			// history.
+			res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set is_current = false, status = 'superseded', updated_at = $3
+				where id = $1 and revision = $2 and is_current`, cur.ID, cur.Revision, lt.Now)
+			if err != nil {
+				return RecordResult{}, fmt.Errorf("ledger fact %d: supersede: %w", cur.ID, err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return RecordResult{}, err
+			} else if n == 0 {
+				return RecordResult{}, fmt.Errorf("ledger fact %d: supersede: %w", cur.ID, ErrLedgerConflict)
+			}
+			superseded = cur.ID
+		}
+		var id int64
+		err = lt.tx.QueryRowContext(lt.ctx, `insert into ledger_facts (scope, kind, fingerprint_key, fingerprint, claim, preview,
+			evidence, retry, status, revision, is_current, source, created_at, updated_at)
+			values ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, true, $9, $10, $10)
+			on conflict (scope, kind, fingerprint_key) where is_current do nothing returning id`,
+			in.Scope, string(in.Fingerprint.Kind), in.Key, string(fp), in.Claim, in.Preview, string(ev), retry, in.Source, lt.Now).Scan(&id)
+		if errors.Is(err, sql.ErrNoRows) {
+			// Another process recorded it first (committed now): apply
+			// this failure to its fact.
+			if superseded != 0 {
+				return RecordResult{}, fmt.Errorf("ledger: a fact replaced %d at once: %w", superseded, ErrLedgerConflict)
+			}
+			expectRevision = 0
+			continue
+		}
+		if err != nil {
+			return RecordResult{}, fmt.Errorf("ledger: insert fact: %w", err)
+		}
+		if superseded != 0 {
+			if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set superseded_by = $2 where id = $1`, superseded, id); err != nil {
+				return RecordResult{}, fmt.Errorf("ledger fact %d: superseded_by: %w", superseded, err)
+			}
+		}
+		if _, err := lt.event(id, LedgerOpRecord); err != nil {
+			return RecordResult{}, err
+		}
+		f, err := lt.Fact(id)
+		return RecordResult{Fact: f, New: true, Superseded: superseded}, err
+	}
+	return RecordResult{}, fmt.Errorf("ledger: record fact: %w", ErrLedgerConflict)
+}
+
+func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry sql.NullString, flags RecordFlags) (RecordResult, error) {
+	fresh, err := lt.event(cur.ID, LedgerOpRecord)
+	if err != nil {
+		return RecordResult{}, err
+	}
+	if !fresh {
+		// This tool call already recorded on this fact: idempotent.
+		return RecordResult{Fact: cur, Replayed: true}, lt.lock(cur.ID, cur.Revision)
+	}
+	var counted RecordFlags
+	dup, warn := 0, 0
+	if flags.Duplicate {
+		if counted.Duplicate, err = lt.event(cur.ID, LedgerOpDuplicate); err != nil {
+			return RecordResult{}, err
+		}
+	}
+	if flags.Warn {
+		if counted.Warn, err = lt.event(cur.ID, LedgerOpWarn); err != nil {
+			return RecordResult{}, err
+		}
+	}
+	if counted.Duplicate {
+		dup = 1
+	}
+	if counted.Warn {
+		warn = 1
+	}
+	res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set claim = $3, preview = $4, evidence = $5, retry = $6,
+		status = 'active', revision = revision + 1, updated_at = $7, last_transition = null,
+		duplicate_failures_observed = duplicate_failures_observed + $8, warnings_emitted = warnings_emitted + $9
+		where id = $1 and revision = $2 and is_current`,
+		cur.ID, cur.Revision, in.Claim, in.Preview, string(ev), retry, lt.Now, dup, warn)
+	if err != nil {
+		return RecordResult{}, fmt.Errorf("ledger fact %d: new evidence version: %w", cur.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return RecordResult{}, err
+	} else if n == 0 {
+		return RecordResult{}, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
+	}
+	f, err := lt.Fact(cur.ID)
+	return RecordResult{Fact: f, Counted: counted}, err
+}
+
+// CountWarning counts a warning note on the fact (warnings_emitted+1) once
+// per tool call, without a new evidence version. counted says whether it
+// did.
+func (lt *LedgerTx) CountWarning(factID int64) (counted bool, err error) {
+	if counted, err = lt.event(factID, LedgerOpWarn); err != nil || !counted {
+		return false, err
+	}
+	_, err = lt.tx.ExecContext(lt.ctx, `update ledger_facts set warnings_emitted = warnings_emitted + 1 where id = $1`, factID)
+	return err == nil, err
+}
+
+// Settlement is how a lease's holder ended.
+type Settlement string
+
+// The settlements.
+const (
+	SettleSucceeded Settlement = "succeeded"
+	SettleFailed    Settlement = "failed"
+	SettleReleased  Settlement = "released"
+)
+
+// SettleResult is SettleLease's answer.
+type SettleResult struct {
+	// Applied: the holder settled the fact. Otherwise the lease was not
+	// this call's active lease (another took it over, or none) and the
+	// fact is unchanged.
+	Applied bool
+	Fact    ledger.Fact
+}
+
+// SettleLease settles the fact's lease held by this tool call under
+// leaseID: succeeded resolves the fact, failed writes failure as its new
+// evidence version, released only drops the lease. A lease that is not
+// this call's (none, another's, taken over) is not active: nothing
+// changes. A lease bound to an older revision (the fact changed under it)
+// is dropped and the fact left as it is.
+func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, failure *FactInput) (SettleResult, error) {
+	// The fact's row first, then its lease, the order every path takes
+	// (AcquireLease, TransitionFacts), so two of them never deadlock.
+	if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1`, factID); err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: %w", factID, err)
+	}
+	var owner string
+	var rev int64
+	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
+		factID, leaseID).Scan(&owner, &rev)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != lt.callID()) {
+		f, err := lt.Fact(factID)
+		return SettleResult{Fact: f}, err
+	}
+	if err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: read lease: %w", factID, err)
+	}
+	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_leases where fact_id = $1 and lease_id = $2`, factID, leaseID); err != nil {
+		return SettleResult{}, fmt.Errorf("ledger fact %d: drop lease: %w", factID, err)
+	}
+	f, err := lt.Fact(factID)
+	if err != nil {
+		return SettleResult{}, err
+	}
+	if f.Revision != rev || !f.Current {
+		return SettleResult{Fact: f}, nil
+	}
+	if _, err := lt.event(factID, LedgerOpSettle); err != nil {
+		return SettleResult{}, err
+	}
+	switch how {
+	case SettleReleased:
+		f.Lease = nil
+		return SettleResult{Applied: true, Fact: f}, nil
+	case SettleSucceeded:
+		tr := ledger.Transition{Kind: ledger.Resolved, At: lt.Now, Via: lt.op.ToolCallID}
+		if err := lt.transition(factID, rev, ledger.Resolved, tr); err != nil {
+			return SettleResult{}, err
+		}
+	case SettleFailed:
+		if failure == nil {
+			return SettleResult{}, fmt.Errorf("ledger fact %d: a failed settlement needs the failure", factID)
+		}
+		if failure.Key != f.Key || failure.Fingerprint.Kind != f.Kind || failure.Scope != f.Scope {
+			return SettleResult{}, fmt.Errorf("ledger fact %d: the failure is not the leased fact's", factID)
+		}
+		ev, err := json.Marshal(nonNilWitnesses(failure.Evidence))
+		if err != nil {
+			return SettleResult{}, err
+		}
+		retry, err := nullJSON(failure.Retry)
+		if err != nil {
+			return SettleResult{}, err
+		}
+		if _, err := lt.event(factID, LedgerOpRecord); err != nil {
+			return SettleResult{}, err
+		}
+		if _, err := lt.newVersionAt(f, *failure, ev, retry); err != nil {
+			return SettleResult{}, err
+		}
+	default:
+		return SettleResult{}, fmt.Errorf("ledger fact %d: settlement %q is not succeeded, failed or released", factID, how)
+	}
+	f, err = lt.Fact(factID)
+	return SettleResult{Applied: true, Fact: f}, err
+}
+
+func (lt *LedgerTx) newVersionAt(cur ledger.Fact, in FactInput, ev []byte, retry sql.NullString) (int64, error) {
+	res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set claim = $3, preview = $4, evidence = $5, retry = $6,
+		status = 'active', revision = revision + 1, updated_at = $7, last_transition = null
+		where id = $1 and revision = $2 and is_current`,
+		cur.ID, cur.Revision, in.Claim, in.Preview, string(ev), retry, lt.Now)
+	if err != nil {
+		return 0, fmt.Errorf("ledger fact %d: new evidence version: %w", cur.ID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return 0, err
+	} else if n == 0 {
+		return 0, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
+	}
+	return cur.Revision + 1, nil
+}
+
+func (lt *LedgerTx) transition(factID, revision int64, to ledger.Status, tr ledger.Transition) error {
+	b, err := json.Marshal(tr)
+	if err != nil {
+		return err
+	}
+	res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set status = $3, revision = revision + 1, updated_at = $4,
+		last_transition = $5 where id = $1 and revision = $2 and is_current`, factID, revision, string(to), lt.Now, string(b))
+	if err != nil {
+		return fmt.Errorf("ledger fact %d: %s: %w", factID, to, err)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return err
+	} else if n == 0 {
+		return fmt.Errorf("ledger fact %d revision %d: %w", factID, revision, ErrLedgerConflict)
+	}
+	return nil
+}
+
+// TransitionItem is one fact of a batch transition.
+type TransitionItem struct {
+	FactID           int64
+	ExpectedRevision int64
+	// Transition.Kind is ledger.Stale or ledger.Resolved.
+	Transition ledger.Transition
+}
+
+// TransitionFacts moves every item's fact (stale or resolved), revision+1
+// each, all or nothing: one revision conflict is ErrLedgerConflict and,
+// returned from LedgerWrite's fn, rolls back the whole batch. A resolved
+// fact's lease is dropped with it.
+func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
+	for _, it := range items {
+		kind := it.Transition.Kind
+		if kind != ledger.Stale && kind != ledger.Resolved {
+			return fmt.Errorf("ledger fact %d: transition %q is not stale or resolved", it.FactID, kind)
+		}
+		if it.Transition.At.IsZero() {
+			it.Transition.At = lt.Now
+		}
+		if err := lt.transition(it.FactID, it.ExpectedRevision, kind, it.Transition); err != nil {
+			return err
+		}
+		op := LedgerOpStale
+		if kind == ledger.Resolved {
+			op = LedgerOpResolve
+			if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_leases where fact_id = $1`, it.FactID); err != nil {
+				return fmt.Errorf("ledger fact %d: drop lease: %w", it.FactID, err)
+			}
+		}
+		if _, err := lt.event(it.FactID, op); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UpsertObservations stores each observation as the latest state of its
+// key in scope.
+func (lt *LedgerTx) UpsertObservations(scope string, obs []LedgerObservation) error {
+	for _, o := range obs {
+		if o.Observed != ledger.Present && o.Observed != ledger.Absent {
+			return fmt.Errorf("ledger observation %q: observed %q is not present or absent", o.Key, o.Observed)
+		}
+		at := o.ObservedAt
+		if at.IsZero() {
+			at = lt.Now
+		}
+		if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_observations (scope, key, observed, version, observed_at, tool_call_id)
+			values ($1, $2, $3, $4, $5, $6) on conflict (scope, key) do update set observed = excluded.observed,
+			version = excluded.version, observed_at = excluded.observed_at, tool_call_id = excluded.tool_call_id`,
+			scope, encodeObsKey(o.Key), o.Observed, o.Version, utcMicro(at), o.ToolCallID); err != nil {
+			return fmt.Errorf("ledger observation %q: %w", o.Key, err)
+		}
+	}
+	return nil
+}
+
+// Warned is what a session remembers of its last warning about a fact.
+type Warned struct {
+	// Found: remembered; then At and Evidence (the evidence digest it was
+	// warned about) are set.
+	Found    bool
+	At       time.Time
+	Evidence string
+	// Entries is how many facts the session remembers warnings for.
+	Entries int
+}
+
+// LastWarned is what (session, fact)'s last warning was, as this
+// transaction sees it.
+func (lt *LedgerTx) LastWarned(session string, factID int64) (Warned, error) {
+	var w Warned
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_warnings where session = $1`, session).Scan(&w.Entries)
+	if err != nil {
+		return w, fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	err = lt.tx.QueryRowContext(lt.ctx, `select warned_at, evidence from ledger_warnings where session = $1 and fact_id = $2`,
+		session, factID).Scan(&w.At, &w.Evidence)
+	if errors.Is(err, sql.ErrNoRows) {
+		return w, nil
+	}
+	if err != nil {
+		return w, fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	w.Found, w.At = true, w.At.UTC()
+	return w, nil
+}
+
+// RememberWarning records that (session, fact) was warned now about
+// evidence (a digest), keeping at most max entries per session (the oldest
+// go first).
+func (lt *LedgerTx) RememberWarning(session string, factID int64, evidence string, max int) error {
+	if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_warnings (session, fact_id, warned_at, evidence) values ($1, $2, $3, $4)
+		on conflict (session, fact_id) do update set warned_at = excluded.warned_at, evidence = excluded.evidence`,
+		session, factID, lt.Now, evidence); err != nil {
+		return fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	if max <= 0 {
+		return nil
+	}
+	_, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_warnings where session = $1 and fact_id not in
+		(select fact_id from ledger_warnings where session = $1 order by warned_at desc, fact_id desc limit $2)`, session, max)
+	if err != nil {
+		return fmt.Errorf("ledger warnings of %s: %w", session, err)
+	}
+	return nil
+}
+
+// ForgetWarnings forgets every session's warning about a fact (a
+// verification retry settled it: a later repeat warns again).
+func (lt *LedgerTx) ForgetWarnings(factID int64) error {
+	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_warnings where fact_id = $1`, factID); err != nil {
+		return fmt.Errorf("ledger fact %d: forget warnings: %w", factID, err)
+	}
+	return nil
+}
+
+// LedgerReleaseExpiredLeases drops every lease expired at now, and returns
+// how many. A lease's holder that comes back after this settles nothing.
+func (s *Store) LedgerReleaseExpiredLeases(ctx context.Context, now time.Time) (int, error) {
+	res, err := s.DB.ExecContext(ctx, `delete from ledger_leases where expires_at <= $1`, utcMicro(now))
+	if err != nil {
+		return 0, fmt.Errorf("ledger: release expired leases: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}
+
+// LedgerCountDue counts the current active facts whose after condition is
+// met at now (a TTL expired: the next verify-retry may run).
+func (s *Store) LedgerCountDue(ctx context.Context, now time.Time) (int, error) {
+	rows, err := s.DB.QueryContext(ctx, `select retry from ledger_facts where is_current and status = 'active' and retry is not null`)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: due facts: %w", err)
+	}
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var raw string
+		if err := rows.Scan(&raw); err != nil {
+			return 0, err
+		}
+		var rc ledger.RetryCondition
+		if json.Unmarshal([]byte(raw), &rc) == nil && rc.Type == ledger.RetryAfter && !rc.At.After(now) {
+			n++
+		}
+	}
+	return n, rows.Err()
+}
+
+// LedgerPrune deletes bookkeeping older than before: receipts, file
+// observations and warning dedupe rows. It returns how many of each.
+func (s *Store) LedgerPrune(ctx context.Context, receiptsBefore, observationsBefore, warningsBefore time.Time) (receipts, observations, warnings int, err error) {
+	del := func(q string, t time.Time) (int, error) {
+		if t.IsZero() {
+			return 0, nil
+		}
+		res, err := s.DB.ExecContext(ctx, q, utcMicro(t))
+		if err != nil {
+			return 0, fmt.Errorf("ledger: prune: %w", err)
+		}
+		n, err := res.RowsAffected()
+		return int(n), err
+	}
+	if receipts, err = del(`delete from ledger_operations where created_at < $1`, receiptsBefore); err != nil {
+		return
+	}
+	if observations, err = del(`delete from ledger_observations where observed_at < $1`, observationsBefore); err != nil {
+		return
+	}
+	warnings, err = del(`delete from ledger_warnings where warned_at < $1`, warningsBefore)
+	return
+}
+
+// Observation keys hold a NUL (ledger.ObservationKey: cwd, NUL, path),
+// which a Postgres text column cannot: both dialects store them escaped
+// (a backslash doubled, NUL as backslash-0), reversibly.
+var (
+	obsKeyEncoder = strings.NewReplacer("\\", "\\\\", "\x00", "\\0")
+	obsKeyDecoder = strings.NewReplacer("\\\\", "\\", "\\0", "\x00")
+)
+
+func encodeObsKey(k string) string { return obsKeyEncoder.Replace(k) }
+func decodeObsKey(k string) string { return obsKeyDecoder.Replace(k) }
+
+func nonNilWitnesses(w []ledger.Witness) []ledger.Witness {
+	if w == nil {
+		return []ledger.Witness{}
+	}
+	return w
+}
+
+func nullJSON(v *ledger.RetryCondition) (sql.NullString, error) {
+	if v == nil {
+		return sql.NullString{}, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return sql.NullString{}, err
+	}
+	return sql.NullString{String: string(b), Valid: true}, nil
+}
