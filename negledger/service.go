@@ -424,7 +424,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			return out, err
 		}
 	case step.Effect == EffectEvidence || step.Effect == EffectRecorded:
-		var expect int64
+		expect := int64(store.LedgerExpectNone)
 		if found {
 			expect = cur.Revision
 		}

@@ -345,9 +345,25 @@ func ledgerObservations(ctx context.Context, q querier, scope string, keys []str
 }
 
 // Current is the current fact of (scope, kind, key) as this transaction
-// sees it.
+// sees it. On PostgreSQL it also locks the fact's row until the
+// transaction ends: concurrent writers of one fact (a burst of the same
+// failure from many agents) then queue on the row and each decides on the
+// revision the one before it committed, instead of all reading one
+// revision, failing each other's "where revision = ?" and running out of
+// optimistic rounds (503). SQLite's write transactions are serial already.
 func (lt *LedgerTx) Current(scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
-	return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key)
+	if lt.s.Dialect != Postgres {
+		return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key)
+	}
+	f, err := scanLedgerFact(lt.tx.QueryRowContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+
+		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current for update of f`, scope, string(kind), key))
+	if errors.Is(err, sql.ErrNoRows) {
+		return ledger.Fact{}, false, nil
+	}
+	if err != nil {
+		return ledger.Fact{}, false, fmt.Errorf("ledger: read current fact: %w", err)
+	}
+	return f, true, nil
 }
 
 // Fact is one fact by id as this transaction sees it.
@@ -480,6 +496,7 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 	if err != nil {
 		return LeaseResult{}, fmt.Errorf("ledger fact %d: acquire lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerLease)
 	if _, err := lt.event(factID, LedgerOpGranted); err != nil {
 		return LeaseResult{}, err
 	}
@@ -555,14 +572,21 @@ type RecordResult struct {
 	Counted RecordFlags
 }
 
+// LedgerExpectNone is RecordFact's expectRevision for "no current fact".
+const LedgerExpectNone = -1
+
 // RecordFact records a failure. With no current fact (or a resolved one,
 // which becomes superseded), it inserts a new current fact; with an active
 // or stale one, it writes a new evidence version (revision+1, status
 // active, the new evidence and retry condition). Of two processes inserting
 // the same first fact at once, the loser's insert does nothing and becomes a
-// new evidence version of the winner's fact. expectRevision, when not 0, is
+// new evidence version of the winner's fact. expectRevision, when above 0, is
 // the revision of the current fact the caller decided on: another is
-// ErrLedgerConflict.
+// ErrLedgerConflict. LedgerExpectNone says the caller decided on there being
+// no current fact: finding one (another request recorded it first) is
+// ErrLedgerConflict too, so the caller re-decides against it (a duplicate,
+// maybe a warning) instead of adding its evidence with a first failure's
+// counts.
 func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordFlags) (RecordResult, error) {
 	if err := in.check(); err != nil {
 		return RecordResult{}, fmt.Errorf("ledger: record fact: %w", err)
@@ -584,7 +608,10 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if err != nil {
 			return RecordResult{}, err
 		}
-		if ok && expectRevision != 0 && cur.Revision != expectRevision {
+		if ok && expectRevision == LedgerExpectNone {
+			return RecordResult{}, fmt.Errorf("ledger fact %d was recorded since this request decided: %w", cur.ID, ErrLedgerConflict)
+		}
+		if ok && expectRevision > 0 && cur.Revision != expectRevision {
 			return RecordResult{}, fmt.Errorf("ledger fact %d revision %d (now %d): %w", cur.ID, expectRevision, cur.Revision, ErrLedgerConflict)
 		}
 		if ok && (cur.Status == ledger.Active || cur.Status == ledger.Stale) {
@@ -618,6 +645,9 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 			if superseded != 0 {
 				return RecordResult{}, fmt.Errorf("ledger: a fact replaced %d at once: %w", superseded, ErrLedgerConflict)
 			}
+			if expectRevision == LedgerExpectNone {
+				return RecordResult{}, fmt.Errorf("ledger: another request recorded this fact first: %w", ErrLedgerConflict)
+			}
 			expectRevision = 0
 			continue
 		}
@@ -629,6 +659,7 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 				return RecordResult{}, fmt.Errorf("ledger fact %d: superseded_by: %w", superseded, err)
 			}
 		}
+		Failpoint(FailpointLedgerRecord)
 		if _, err := lt.event(id, LedgerOpRecord); err != nil {
 			return RecordResult{}, err
 		}
@@ -678,6 +709,7 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	} else if n == 0 {
 		return RecordResult{}, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
 	}
+	Failpoint(FailpointLedgerRecord)
 	f, err := lt.Fact(cur.ID)
 	return RecordResult{Fact: f, Counted: counted}, err
 }
@@ -738,6 +770,7 @@ func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, fa
 	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_leases where fact_id = $1 and lease_id = $2`, factID, leaseID); err != nil {
 		return SettleResult{}, fmt.Errorf("ledger fact %d: drop lease: %w", factID, err)
 	}
+	Failpoint(FailpointLedgerSettle)
 	f, err := lt.Fact(factID)
 	if err != nil {
 		return SettleResult{}, err
@@ -843,6 +876,7 @@ func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
 		if err := lt.transition(it.FactID, it.ExpectedRevision, kind, it.Transition); err != nil {
 			return err
 		}
+		Failpoint(FailpointLedgerTransition)
 		op := LedgerOpStale
 		if kind == ledger.Resolved {
 			op = LedgerOpResolve
