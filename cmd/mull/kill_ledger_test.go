@@ -231,14 +231,15 @@ func killMidBatch(t *testing.T, r *ledgerRig, a *serveProc) {
 	r.consistent(t, batchCwd, ledger.Savings{})
 }
 
-// killDuringBurst: 24 failures of one command, from 4 sessions, are
+// killDuringBurst: 48 failures of one command, from 4 sessions, are
 // observed at once by two processes, and one of them is killed at a random
-// moment of it. The client resends to the survivor what got no answer
-// (whether or not the dead process had committed it). The counts are those
-// of 24 failures observed once each.
+// moment after it answered its third (so some of its requests committed and
+// others are in flight). The client resends to the survivor what got no
+// answer (whether or not the dead process had committed it). The counts
+// are those of 48 failures observed once each.
 func killDuringBurst(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-burst", ledger.ModeWarn)
-	const n, sessions = 24, 4
+	const n, sessions = 48, 4
 	k := r.serve(t)
 	rng := killRNG(t)
 	reqs := make([]negledger.ObserveRequest, n)
@@ -247,26 +248,43 @@ func killDuringBurst(t *testing.T, r *ledgerRig, a *serveProc) {
 	}
 	var mu sync.Mutex
 	var lost []int
+	answered := make(chan struct{}, n)
 	var killed time.Duration
 	var wg sync.WaitGroup
-	wg.Go(func() { killed = randomDelay(rng, 60*time.Millisecond); k.kill9(t) })
+	wg.Go(func() {
+		for range 3 {
+			<-answered
+		}
+		killed = randomDelay(rng, 20*time.Millisecond)
+		k.kill9(t)
+	})
 	parallel(n, func(i int) {
 		if i%2 == 0 {
 			a.observe(t, reqs[i])
 			return
 		}
 		code, b, err := k.send(testwait.Context(t), "/v1/ledger/observe", reqs[i])
-		if err != nil || code != 200 {
-			if err == nil {
-				t.Logf("observe %d on the dying process: %d %s", i, code, b)
-			}
-			mu.Lock()
-			lost = append(lost, i)
-			mu.Unlock()
+		if err == nil && code == 200 {
+			answered <- struct{}{}
+			return
 		}
+		if err == nil {
+			t.Logf("observe %d on the dying process: %d %s", i, code, b)
+		}
+		mu.Lock()
+		lost = append(lost, i)
+		mu.Unlock()
 	})
+	if n/2-len(lost) < 3 {
+		// Fewer than three answered (none should fail before the kill):
+		// release the killer so the test reports instead of hanging.
+		t.Errorf("only %d requests to the process answered before it was killed", n/2-len(lost))
+		for range 3 {
+			answered <- struct{}{}
+		}
+	}
 	wg.Wait()
-	t.Logf("killed %s into the burst: %d of %d requests to it got no answer", killed, len(lost), n/2)
+	t.Logf("killed %s after its third answer: %d of %d requests to it got no answer", killed, len(lost), n/2)
 	for _, i := range lost {
 		a.observe(t, reqs[i])
 	}

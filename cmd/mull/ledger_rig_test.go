@@ -309,7 +309,8 @@ func (r *ledgerRig) get(t testing.TB, id int64) ledger.Fact {
 // consistent checks the invariants that must hold whatever crashed: one
 // current fact per (kind, key) in the workspace, a superseded fact names
 // its successor, no lease on a fact that is not current, and the
-// workspace's counters (summed by Stats) equal want and the facts' own.
+// workspace's counters (summed by Stats) equal want, the facts' own, and
+// the events they count.
 func (r *ledgerRig) consistent(t testing.TB, ws string, want ledger.Savings) {
 	t.Helper()
 	fs := r.facts(t, ws)
@@ -338,8 +339,12 @@ func (r *ledgerRig) consistent(t testing.TB, ws string, want ledger.Savings) {
 	if err != nil {
 		t.Fatalf("stats of %s: %v", ws, err)
 	}
-	if stats.Savings != want || sum != want {
-		t.Errorf("%s: counters %+v (facts sum %+v), want %+v", ws, stats.Savings, sum, want)
+	events, err := r.store.LedgerEventCounts(context.Background(), ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Savings != want || sum != want || events != want {
+		t.Errorf("%s: counters %+v (facts sum %+v, events %+v), want %+v", ws, stats.Savings, sum, events, want)
 	}
 }
 
