@@ -45,16 +45,16 @@ func TestLedgerSurvivesSIGKILL(t *testing.T) {
 
 // killAfterCheck: a process answers a deny and dies: the deny is counted
 // once, its replay elsewhere answers the same. Then a process grants a
-// verify-retry (its leases last 1s) and dies before the call's observe. Until the lease expires the other
+// verify-retry (its leases last 2s) and dies before the call's observe. Until the lease expires the other
 // process answers in-progress (a deny, in block mode); then the next
 // verify-retry takes the lease over, and its failure is a new evidence
 // version. A restarted process answers a replay from its receipt.
 func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-check", ledger.ModeBlock)
 	const cmd = "pytest -x"
+	k := r.serve(t)
 	f := recordFailure(t, r, a, ws, "kc-0", cmd)
 	// A deny answered just before the kill is counted, once.
-	k := r.serve(t)
 	denyReq := negledger.CheckRequest{Call: bashCall(ws, "s1", "kc-deny", cmd)}
 	deny := k.check(t, denyReq)
 	k.kill9(t)
@@ -67,7 +67,7 @@ func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 	r.consistent(t, ws, ledger.Savings{CallsDenied: 1})
 
 	waitUntil(t, f.Retry.At)
-	k = r.serve(t, "MULL_LEDGER_LEASE_TTL=1s")
+	k = r.serve(t, "MULL_LEDGER_LEASE_TTL=2s")
 	won := k.check(t, negledger.CheckRequest{Call: bashCall(ws, "s1", "kc-1", cmd)})
 	if won.Verdict != ledger.AnswerVerifyRetry {
 		t.Fatalf("check of a due fact: %+v, want verify-retry", won)
@@ -77,8 +77,8 @@ func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 	if lease == nil || lease.ID != won.LeaseID || lease.Owner != "kc-1" {
 		t.Fatalf("lease after the holder's process died: %+v, want %s of kc-1 until it expires", lease, won.LeaseID)
 	}
-	if d := lease.ExpiresAt.Sub(won.CheckedAt); d < 900*time.Millisecond || d > 1100*time.Millisecond {
-		t.Fatalf("lease lasts %s, want the granting process's lease_ttl = 1s", d)
+	if d := lease.ExpiresAt.Sub(won.CheckedAt); d < 1500*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("lease lasts %s, want the granting process's lease_ttl = 2s (not the rig's 30s)", d)
 	}
 	waiting := negledger.CheckRequest{Call: bashCall(ws, "s2", "kc-2", cmd)}
 	busy := a.check(t, waiting)

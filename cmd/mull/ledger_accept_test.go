@@ -92,10 +92,10 @@ func recordFailure(t *testing.T, r *ledgerRig, p *serveProc, ws, id, command str
 	if f.Retry == nil || f.Retry.Type != ledger.RetryAfter || f.Retry.At.IsZero() {
 		t.Fatalf("fact %d retry condition %+v, want after command_retry_after", f.ID, f.Retry)
 	}
-	// command_retry_after is 1s in the rig: due a second after the failure
-	// (not 300s, the default, nor 0).
-	if d := f.Retry.At.Sub(f.CreatedAt); d < 900*time.Millisecond || d > 1100*time.Millisecond {
-		t.Fatalf("fact %d is due %s after it was recorded, want command_retry_after = 1s", f.ID, d)
+	// command_retry_after is 2s in the rig: due two seconds after the
+	// failure (not 300s, the default, nor 1s or 0).
+	if d := f.Retry.At.Sub(f.CreatedAt); d != 2*time.Second {
+		t.Fatalf("fact %d is due %s after it was recorded, want command_retry_after = 2s", f.ID, d)
 	}
 	return f
 }

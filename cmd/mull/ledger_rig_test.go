@@ -66,13 +66,14 @@ type ledgerRig struct {
 // block mode, every other one in warn mode (the default).
 const wsBlockPrefix = "/p/block-"
 
-// ledgerConfig is the rig's mull.toml: retries due one second after a
-// failure (the minimum), leases long enough that none expires in a burst
+// ledgerConfig is the rig's mull.toml: retries due two seconds after a
+// failure (short, yet long enough that a loaded machine checks "before the
+// retry is due" in time), leases long enough that none expires in a burst
 // (a kill test starts its process with a one-second lease), the block
 // workspaces, and the batch test's declared dependencies.
 func ledgerConfig(blockWorkspaces []string) string {
 	var b strings.Builder
-	b.WriteString("[ledger]\nmode = \"warn\"\ncommand_retry_after = \"1s\"\nlease_ttl = \"30s\"\ncommand_evidence_max_age = \"10m\"\n")
+	b.WriteString("[ledger]\nmode = \"warn\"\ncommand_retry_after = \"2s\"\nlease_ttl = \"30s\"\ncommand_evidence_max_age = \"10m\"\n")
 	for _, c := range batchCommands {
 		fmt.Fprintf(&b, "[[ledger.command_dependencies]]\ntool = \"bash\"\ncommand_line = %q\ncwd = %q\nfiles = [%q]\n",
 			c, batchCwd, batchDep)
