@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/learn/ledger"
+	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
 )
 
@@ -148,77 +149,30 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 	if err := s.checkSession(ctx, r.Session, r.Workspace); err != nil {
 		return CheckResponse{}, err
 	}
-	hash := requestHash(opCheck, r)
-	op := store.LedgerOp{RequestHash: hash, Kind: opCheck, ToolCallID: r.ToolCallID, Session: r.Session}
+	// The read above decided the fast paths (no fact: allow; warn mode and
+	// a fact that intercepts: warn), which write nothing. Anything that
+	// writes re-reads the fact inside its transaction, holding its row,
+	// and re-decides there.
+	now, err := nowFor(func(scope string, keys []string) (map[string]store.LedgerObservation, error) {
+		return s.store.LedgerObservations(ctx, scope, keys)
+	}, f)
+	if err != nil {
+		return CheckResponse{}, err
+	}
+	at := s.store.Now()
+	v, _ := ledger.VerdictFor(f, now, at)
+	if ledger.Decide(mode, v).Answer == ledger.AnswerWarn {
+		// Warn mode: run it; the note comes from Observe if it fails
+		// again. Nothing is counted, nothing written.
+		resp.Verdict, resp.FactID, resp.CheckedAt, resp.RetryAt = ledger.AnswerWarn, f.ID, at, ledger.RetryAt(f.Retry)
+		return resp, nil
+	}
+	op := store.LedgerOp{RequestHash: requestHash(opCheck, r), Kind: opCheck, ToolCallID: r.ToolCallID, Session: r.Session}
 	for range rounds {
-		now, err := nowFor(func(scope string, keys []string) (map[string]store.LedgerObservation, error) {
-			return s.store.LedgerObservations(ctx, scope, keys)
-		}, f)
-		if err != nil {
-			return CheckResponse{}, err
-		}
-		at := s.store.Now()
-		v, staleKinds := ledger.VerdictFor(f, now, at)
-		step := ledger.Decide(mode, v)
-		resp.FactID, resp.CheckedAt, resp.RetryAt = f.ID, at, ledger.RetryAt(f.Retry)
-		if step.Answer == ledger.AnswerWarn {
-			// Warn mode: run it; the note comes from Observe if it fails
-			// again. Nothing is counted, nothing written.
-			resp.Verdict = ledger.AnswerWarn
-			return resp, nil
-		}
 		raw, replay, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
-			out := resp
-			out.CheckedAt = lt.Now
-			if step.Answer == ledger.AnswerDeny {
-				if _, err := lt.Deny(f.ID, f.Revision); err != nil {
-					return nil, err
-				}
-				out.Verdict, out.Reason = ledger.AnswerDeny, ledger.DenyReason(f, v, ledger.BasisOf(f, now))
-				return out, nil
-			}
-			rev := f.Revision
-			leased := f.Lease != nil && f.Lease.ExpiresAt.After(lt.Now)
-			if step.CommitStale && f.Status != ledger.Stale && !leased {
-				// The seed's read-through invalidation: commit the stale
-				// transition first, so the lease binds the new revision.
-				if err := lt.TransitionFacts([]store.TransitionItem{{FactID: f.ID, ExpectedRevision: rev,
-					Transition: ledger.Transition{Kind: ledger.Stale, At: lt.Now, StaleWitnesses: staleKinds, Via: r.ToolCallID}}}); err != nil {
-					return nil, err
-				}
-				rev++
-			}
-			lease, err := lt.AcquireLease(f.ID, rev, newLeaseID(), s.cfg.LeaseTTL.D())
-			if err != nil {
-				return nil, err
-			}
-			if lease.Granted {
-				out.Verdict, out.LeaseID = ledger.AnswerVerifyRetry, lease.Lease.ID
-				if v == ledger.VerdictStaleAllow {
-					out.Reason = ledger.StaleNote(f)
-				}
-				return out, nil
-			}
-			answer, countDenied := ledger.Losing(mode)
-			out.Verdict = answer
-			if countDenied {
-				if _, err := lt.Deny(f.ID, rev); err != nil {
-					return nil, err
-				}
-				out.Reason = ledger.InProgressReason(lease.Lease.Owner, lease.Lease.ExpiresAt)
-			} else {
-				out.Reason = ledger.InProgressNote(lease.Lease.Owner, lease.Lease.ExpiresAt)
-			}
-			return out, nil
+			return s.decide(lt, r, mode, fp.Kind, key)
 		})
 		if conflict(err) {
-			if f, found, err = s.store.LedgerCurrentFact(ctx, r.Workspace, fp.Kind, key); err != nil {
-				return CheckResponse{}, err
-			}
-			if !found || !ledger.Intercepts(f) {
-				resp.FactID, resp.RetryAt = 0, nil
-				return resp, nil
-			}
 			continue
 		}
 		if err != nil {
@@ -234,6 +188,73 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 		return out, nil
 	}
 	return CheckResponse{}, ErrConflict
+}
+
+// decide is Check's transaction: the call's current fact, read and held,
+// decided by learn/ledger's table and applied (a counted deny, or the
+// competition for the lease).
+func (s *Service) decide(lt *store.LedgerTx, r CheckRequest, mode ledger.Mode, kind ledger.Kind, key string) (CheckResponse, error) {
+	out := CheckResponse{Verdict: ledger.AnswerAllow, Mode: mode, CheckedAt: lt.Now}
+	f, found, err := lt.Current(r.Workspace, kind, key)
+	if err != nil || !found || !ledger.Intercepts(f) {
+		return out, err
+	}
+	now, err := nowFor(lt.Observations, f)
+	if err != nil {
+		return out, err
+	}
+	v, staleKinds := ledger.VerdictFor(f, now, lt.Now)
+	step := ledger.Decide(mode, v)
+	out.FactID, out.RetryAt = f.ID, ledger.RetryAt(f.Retry)
+	switch {
+	case step.Answer == ledger.AnswerWarn:
+		out.Verdict = ledger.AnswerWarn
+		return out, nil
+	case step.Answer == ledger.AnswerDeny:
+		if _, err := lt.Deny(f.ID, f.Revision); err != nil {
+			return out, err
+		}
+		out.Verdict, out.Reason = ledger.AnswerDeny, ledger.DenyReason(f, v, ledger.BasisOf(f, now))
+		return out, nil
+	case !step.Compete:
+		out.FactID, out.RetryAt = 0, nil
+		return out, nil
+	}
+	rev := f.Revision
+	leased := f.Lease != nil && f.Lease.ExpiresAt.After(lt.Now)
+	if step.CommitStale && f.Status != ledger.Stale && !leased {
+		// The seed's read-through invalidation: commit the stale
+		// transition first, so the lease binds the new revision. Not
+		// when the fact is stale already or another call holds its lease:
+		// a new revision would void the holder's verification.
+		if err := lt.TransitionFacts([]store.TransitionItem{{FactID: f.ID, ExpectedRevision: rev,
+			Transition: ledger.Transition{Kind: ledger.Stale, At: lt.Now, StaleWitnesses: staleKinds, Via: r.ToolCallID}}}); err != nil {
+			return out, err
+		}
+		rev++
+	}
+	lease, err := lt.AcquireLease(f.ID, rev, newLeaseID(), s.cfg.LeaseTTL.D())
+	if err != nil {
+		return out, err
+	}
+	if lease.Granted {
+		out.Verdict, out.LeaseID = ledger.AnswerVerifyRetry, lease.Lease.ID
+		if v == ledger.VerdictStaleAllow {
+			out.Reason = ledger.StaleNote(f)
+		}
+		return out, nil
+	}
+	answer, countDenied := ledger.Losing(mode)
+	out.Verdict = answer
+	if countDenied {
+		if _, err := lt.Deny(f.ID, rev); err != nil {
+			return out, err
+		}
+		out.Reason = ledger.InProgressReason(lease.Lease.Owner, lease.Lease.ExpiresAt)
+	} else {
+		out.Reason = ledger.InProgressNote(lease.Lease.Owner, lease.Lease.ExpiresAt)
+	}
+	return out, nil
 }
 
 func validateOutcome(o Outcome) error {
@@ -424,7 +445,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			return out, err
 		}
 	case step.Effect == EffectEvidence || step.Effect == EffectRecorded:
-		expect := int64(store.LedgerExpectNone)
+		expect := int64(store.NoCurrentFact)
 		if found {
 			expect = cur.Revision
 		}
@@ -512,22 +533,34 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 	}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
-			if err := lt.UpsertObservations(r.Workspace, rows); err != nil {
-				return nil, err
-			}
+			// The facts whose preconditions name an observed key, held
+			// (in id order) before the observations are written: the
+			// order a missing file's observe takes too (fact, then its
+			// observations), so the two never deadlock.
 			facts, err := lt.CurrentFacts(r.Workspace)
 			if err != nil {
 				return nil, err
 			}
+			var ids []int64
+			for _, f := range facts {
+				for _, k := range preconditionKeys(f.Evidence) {
+					if touched[k] && f.Status != ledger.Stale {
+						ids = append(ids, f.ID)
+						break
+					}
+				}
+			}
+			held, err := lt.LockFacts(ids)
+			if err != nil {
+				return nil, err
+			}
+			if err := lt.UpsertObservations(r.Workspace, rows); err != nil {
+				return nil, err
+			}
 			out := FSResponse{Stored: len(rows), Staled: []int64{}}
 			var items []store.TransitionItem
-			for _, f := range facts {
-				keys := preconditionKeys(f.Evidence)
-				hit := false
-				for _, k := range keys {
-					hit = hit || touched[k]
-				}
-				if !hit || f.Status == ledger.Stale {
+			for _, f := range held {
+				if !f.Current || f.Status != ledger.Active {
 					continue
 				}
 				now, err := nowFor(lt.Observations, f)
@@ -599,6 +632,10 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	return ledger.Fact{}, ErrConflict
 }
 
+// ResolveReasonMax is the longest reason a person may give Resolve, in
+// characters.
+const ResolveReasonMax = 500
+
 // Resolve retracts a fact by a person's hand, with the reason: the fact is
 // resolved (Transition.By "operator") and its lease dropped. A fact already
 // resolved is returned as it is.
@@ -607,10 +644,16 @@ func (s *Service) Resolve(ctx context.Context, id int64, reason string) (ledger.
 	if reason == "" {
 		return ledger.Fact{}, &FieldError{Field: "reason", Problem: "required (why the fact no longer holds)"}
 	}
-	if strings.ContainsAny(reason, "\n\r") || len([]rune(reason)) > ledger.ClaimMax {
-		return ledger.Fact{}, &FieldError{Field: "reason", Problem: fmt.Sprintf("one line of at most %d characters", ledger.ClaimMax)}
+	if strings.ContainsAny(reason, "\n\r") || len([]rune(reason)) > ResolveReasonMax {
+		return ledger.Fact{}, &FieldError{Field: "reason", Problem: fmt.Sprintf("one line of at most %d characters", ResolveReasonMax)}
 	}
-	reason = ledger.Sanitize(reason)
+	// The reason is stored with the fact and shown wherever it is: through
+	// the write-time gate, like every text mull keeps.
+	v := trust.Check(ledger.Sanitize(reason))
+	if v.Quarantined {
+		return ledger.Fact{}, &FieldError{Field: "reason", Problem: "refused by the trust gate: " + v.Reason}
+	}
+	reason = v.Text
 	op := store.LedgerOp{RequestHash: requestHash(opResolve, map[string]any{"id": id, "reason": reason}), Kind: opResolve,
 		ToolCallID: "operator"}
 	for range rounds {

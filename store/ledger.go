@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -198,12 +199,12 @@ func scanLedgerFact(row scanner) (ledger.Fact, error) {
 // LedgerCurrentFact is the current fact of (scope, kind, key), with its
 // lease: one indexed read, Check's hot path. ok is false when there is none.
 func (s *Store) LedgerCurrentFact(ctx context.Context, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
-	return ledgerCurrent(ctx, s.DB, scope, kind, key)
+	return ledgerCurrent(ctx, s.DB, scope, kind, key, "")
 }
 
-func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
+func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key, lock string) (ledger.Fact, bool, error) {
 	f, err := scanLedgerFact(q.QueryRowContext(ctx, `select `+ledgerFactColumns+ledgerFactFrom+
-		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`, scope, string(kind), key))
+		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`+lock, scope, string(kind), key))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ledger.Fact{}, false, nil
 	}
@@ -345,25 +346,41 @@ func ledgerObservations(ctx context.Context, q querier, scope string, keys []str
 }
 
 // Current is the current fact of (scope, kind, key) as this transaction
-// sees it. On PostgreSQL it also locks the fact's row until the
-// transaction ends: concurrent writers of one fact (a burst of the same
-// failure from many agents) then queue on the row and each decides on the
-// revision the one before it committed, instead of all reading one
-// revision, failing each other's "where revision = ?" and running out of
-// optimistic rounds (503). SQLite's write transactions are serial already.
+// sees it, its row held until the transaction ends (Postgres: for update;
+// a SQLite transaction holds the whole database already), so what the
+// caller decides on it cannot change under it: concurrent requests about
+// one fact take turns instead of conflicting.
 func (lt *LedgerTx) Current(scope string, kind ledger.Kind, key string) (ledger.Fact, bool, error) {
-	if lt.s.Dialect != Postgres {
-		return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key)
+	return ledgerCurrent(lt.ctx, lt.tx, scope, kind, key, lt.forUpdate())
+}
+
+func (lt *LedgerTx) forUpdate() string {
+	if lt.s.Dialect == Postgres {
+		return " for update of f"
 	}
-	f, err := scanLedgerFact(lt.tx.QueryRowContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+
-		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current for update of f`, scope, string(kind), key))
-	if errors.Is(err, sql.ErrNoRows) {
-		return ledger.Fact{}, false, nil
+	return ""
+}
+
+// LockFacts holds the rows of facts (in id order, the order every
+// multi-fact lock takes, so two never deadlock) until the transaction
+// ends, and returns them as they are now. A fact that no longer exists is
+// left out.
+func (lt *LedgerTx) LockFacts(ids []int64) ([]ledger.Fact, error) {
+	ids = slices.Clone(ids)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	var out []ledger.Fact
+	for _, id := range ids {
+		f, err := scanLedgerFact(lt.tx.QueryRowContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+`where f.id = $1`+lt.forUpdate(), id))
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("ledger fact %d: lock: %w", id, err)
+		}
+		out = append(out, f)
 	}
-	if err != nil {
-		return ledger.Fact{}, false, fmt.Errorf("ledger: read current fact: %w", err)
-	}
-	return f, true, nil
+	return out, nil
 }
 
 // Fact is one fact by id as this transaction sees it.
@@ -557,6 +574,10 @@ type RecordFlags struct {
 	Warn bool
 }
 
+// NoCurrentFact is RecordFact's expectRevision for a decision made on
+// there being no current fact.
+const NoCurrentFact = -1
+
 // RecordResult is what RecordFact did.
 type RecordResult struct {
 	Fact ledger.Fact
@@ -572,21 +593,16 @@ type RecordResult struct {
 	Counted RecordFlags
 }
 
-// LedgerExpectNone is RecordFact's expectRevision for "no current fact".
-const LedgerExpectNone = -1
-
 // RecordFact records a failure. With no current fact (or a resolved one,
 // which becomes superseded), it inserts a new current fact; with an active
 // or stale one, it writes a new evidence version (revision+1, status
 // active, the new evidence and retry condition). Of two processes inserting
 // the same first fact at once, the loser's insert does nothing and becomes a
-// new evidence version of the winner's fact. expectRevision, when above 0, is
+// new evidence version of the winner's fact. expectRevision, when not 0, is
 // the revision of the current fact the caller decided on: another is
-// ErrLedgerConflict. LedgerExpectNone says the caller decided on there being
-// no current fact: finding one (another request recorded it first) is
-// ErrLedgerConflict too, so the caller re-decides against it (a duplicate,
-// maybe a warning) instead of adding its evidence with a first failure's
-// counts.
+// ErrLedgerConflict; NoCurrentFact says the caller decided on there being
+// none, so one there (or one another process inserted first) is
+// ErrLedgerConflict, and the caller re-decides with it.
 func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordFlags) (RecordResult, error) {
 	if err := in.check(); err != nil {
 		return RecordResult{}, fmt.Errorf("ledger: record fact: %w", err)
@@ -608,10 +624,10 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if err != nil {
 			return RecordResult{}, err
 		}
-		if ok && expectRevision == LedgerExpectNone {
-			return RecordResult{}, fmt.Errorf("ledger fact %d was recorded since this request decided: %w", cur.ID, ErrLedgerConflict)
+		if ok && expectRevision == NoCurrentFact {
+			return RecordResult{}, fmt.Errorf("ledger fact %d is current now: %w", cur.ID, ErrLedgerConflict)
 		}
-		if ok && expectRevision > 0 && cur.Revision != expectRevision {
+		if ok && expectRevision != 0 && cur.Revision != expectRevision {
 			return RecordResult{}, fmt.Errorf("ledger fact %d revision %d (now %d): %w", cur.ID, expectRevision, cur.Revision, ErrLedgerConflict)
 		}
 		if ok && (cur.Status == ledger.Active || cur.Status == ledger.Stale) {
@@ -642,11 +658,8 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if errors.Is(err, sql.ErrNoRows) {
 			// Another process recorded it first (committed now): apply
 			// this failure to its fact.
-			if superseded != 0 {
-				return RecordResult{}, fmt.Errorf("ledger: a fact replaced %d at once: %w", superseded, ErrLedgerConflict)
-			}
-			if expectRevision == LedgerExpectNone {
-				return RecordResult{}, fmt.Errorf("ledger: another request recorded this fact first: %w", ErrLedgerConflict)
+			if superseded != 0 || expectRevision == NoCurrentFact {
+				return RecordResult{}, fmt.Errorf("ledger: another process recorded %s first: %w", in.Key, ErrLedgerConflict)
 			}
 			expectRevision = 0
 			continue
@@ -654,12 +667,12 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		if err != nil {
 			return RecordResult{}, fmt.Errorf("ledger: insert fact: %w", err)
 		}
+		Failpoint(FailpointLedgerRecord)
 		if superseded != 0 {
 			if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set superseded_by = $2 where id = $1`, superseded, id); err != nil {
 				return RecordResult{}, fmt.Errorf("ledger fact %d: superseded_by: %w", superseded, err)
 			}
 		}
-		Failpoint(FailpointLedgerRecord)
 		if _, err := lt.event(id, LedgerOpRecord); err != nil {
 			return RecordResult{}, err
 		}
@@ -712,17 +725,6 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	Failpoint(FailpointLedgerRecord)
 	f, err := lt.Fact(cur.ID)
 	return RecordResult{Fact: f, Counted: counted}, err
-}
-
-// CountWarning counts a warning note on the fact (warnings_emitted+1) once
-// per tool call, without a new evidence version. counted says whether it
-// did.
-func (lt *LedgerTx) CountWarning(factID int64) (counted bool, err error) {
-	if counted, err = lt.event(factID, LedgerOpWarn); err != nil || !counted {
-		return false, err
-	}
-	_, err = lt.tx.ExecContext(lt.ctx, `update ledger_facts set warnings_emitted = warnings_emitted + 1 where id = $1`, factID)
-	return err == nil, err
 }
 
 // Settlement is how a lease's holder ended.
@@ -865,7 +867,10 @@ type TransitionItem struct {
 // returned from LedgerWrite's fn, rolls back the whole batch. A resolved
 // fact's lease is dropped with it.
 func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
-	for _, it := range items {
+	for i, it := range items {
+		if i == 1 {
+			Failpoint(FailpointLedgerTransition)
+		}
 		kind := it.Transition.Kind
 		if kind != ledger.Stale && kind != ledger.Resolved {
 			return fmt.Errorf("ledger fact %d: transition %q is not stale or resolved", it.FactID, kind)
@@ -876,7 +881,6 @@ func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
 		if err := lt.transition(it.FactID, it.ExpectedRevision, kind, it.Transition); err != nil {
 			return err
 		}
-		Failpoint(FailpointLedgerTransition)
 		op := LedgerOpStale
 		if kind == ledger.Resolved {
 			op = LedgerOpResolve
@@ -892,8 +896,11 @@ func (lt *LedgerTx) TransitionFacts(items []TransitionItem) error {
 }
 
 // UpsertObservations stores each observation as the latest state of its
-// key in scope.
+// key in scope (of one key given twice, the later wins). Rows are written
+// in key order, so two requests never deadlock over them.
 func (lt *LedgerTx) UpsertObservations(scope string, obs []LedgerObservation) error {
+	obs = slices.Clone(obs)
+	slices.SortStableFunc(obs, func(a, b LedgerObservation) int { return strings.Compare(a.Key, b.Key) })
 	for _, o := range obs {
 		if o.Observed != ledger.Present && o.Observed != ledger.Absent {
 			return fmt.Errorf("ledger observation %q: observed %q is not present or absent", o.Key, o.Observed)

@@ -495,3 +495,82 @@ func TestLedgerObservationsAndWarnings(t *testing.T) {
 		}
 	})
 }
+
+// A process dying at a failpoint inside a ledger transaction (here: a
+// panic, which rolls it back as a crash does) leaves nothing half-stored.
+func TestLedgerFailpointsAllOrNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		f1 := record(t, s, "c1", cmdInput("/w", "a")).Fact
+		f2 := record(t, s, "c2", cmdInput("/w", "b")).Fact
+		die := func(point string, fn func(lt *store.LedgerTx) (any, error)) {
+			t.Helper()
+			store.SetFailpoint(func(name string) {
+				if name == point {
+					panic("killed at " + name)
+				}
+			})
+			defer store.SetFailpoint(nil)
+			defer func() {
+				if r := recover(); r == nil {
+					t.Fatalf("failpoint %s was never reached", point)
+				}
+			}()
+			_, _, _ = s.LedgerWrite(ctx, store.LedgerOp{RequestHash: "h-" + point, Kind: "test", ToolCallID: "k"}, fn)
+		}
+		stale := ledger.Transition{Kind: ledger.Stale}
+		die(store.FailpointLedgerTransition, func(lt *store.LedgerTx) (any, error) {
+			return nil, lt.TransitionFacts([]store.TransitionItem{{FactID: f1.ID, ExpectedRevision: 1, Transition: stale},
+				{FactID: f2.ID, ExpectedRevision: 1, Transition: stale}})
+		})
+		die(store.FailpointLedgerRecord, func(lt *store.LedgerTx) (any, error) {
+			return lt.RecordFact(cmdInput("/w", "a"), 0, store.RecordFlags{Duplicate: true})
+		})
+		die(store.FailpointLedgerLease, func(lt *store.LedgerTx) (any, error) {
+			return lt.AcquireLease(f1.ID, 1, "l1", time.Minute)
+		})
+		for _, id := range []int64{f1.ID, f2.ID} {
+			f, err := s.LedgerFact(ctx, id)
+			if err != nil || f.Status != ledger.Active || f.Revision != 1 || f.Lease != nil || f.Savings != (ledger.Savings{}) {
+				t.Fatalf("fact %d after the kills = %+v, %v; want untouched", id, f, err)
+			}
+		}
+		for _, p := range []string{store.FailpointLedgerTransition, store.FailpointLedgerRecord, store.FailpointLedgerLease} {
+			if _, ok, _ := s.LedgerReceipt(ctx, "h-"+p); ok {
+				t.Fatalf("a receipt survived the kill at %s", p)
+			}
+		}
+	})
+}
+
+// A session remembers warnings for at most ledger.DedupeMax (256) facts:
+// the 257th forgets the oldest.
+func TestLedgerWarningsCapped(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+		fixedClock(s, &now)
+		if _, _, err := s.LedgerWrite(ctx, op("w"), func(lt *store.LedgerTx) (any, error) {
+			for i := range ledger.DedupeMax + 1 {
+				now = now.Add(time.Millisecond)
+				lt.Now = now
+				if err := lt.RememberWarning("s1", int64(i+1), "", ledger.DedupeMax); err != nil {
+					return nil, err
+				}
+				w, err := lt.LastWarned("s1", 1)
+				if err != nil {
+					return nil, err
+				}
+				switch {
+				case i < ledger.DedupeMax && (!w.Found || w.Entries != i+1):
+					return nil, fmt.Errorf("after %d warnings: %+v, want the first kept", i+1, w)
+				case i == ledger.DedupeMax && (w.Found || w.Entries != ledger.DedupeMax):
+					return nil, fmt.Errorf("after %d warnings: %+v, want the first forgotten and %d kept", i+1, w, ledger.DedupeMax)
+				}
+			}
+			return nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
