@@ -20,6 +20,7 @@ import (
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/memories"
+	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/tasks"
@@ -130,6 +131,18 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/admin/lessons/{id}/move", path: map[string]string{"id": "L999"}, body: `{"to":"global","boundary":"every repo"}`},
 	{pattern: "POST /v1/admin/lessons/{id}/remove", path: map[string]string{"id": "L999"}, body: `{"yes":false,"reason":"wrong"}`},
 	{pattern: "POST /v1/admin/lessons/{id}/deprecate", path: map[string]string{"id": "L999"}, body: `{"reason":"outdated"}`},
+	{pattern: "POST /v1/ledger/check", body: `{"tool_call_id":"c1","tool":"bash","args":{"command":"make test","workdir":"/w/sub"},"cwd":"/w","session":"session-1","workspace":"/w"}`},
+	{pattern: "POST /v1/ledger/observe", body: `{"tool_call_id":"c1","tool":"bash","args":{"command":"make test"},"cwd":"/w","session":"session-1","workspace":"/w",` +
+		`"outcome":{"status":"failed","exit_code":2,"error_code":"EXIT","stderr":"boom"},"lease_id":"","checked_at":"2026-12-01T12:00:00Z"}`},
+	{pattern: "POST /v1/ledger/fs", body: `{"session":"session-1","workspace":"/w","cwd":"/w","observations":[{"path":"a.go","display_path":"/w/a.go","observed":"present","version":"v1","tool_call_id":"c1"}]}`},
+	{pattern: "POST /v1/ledger/facts", body: `{"operation_id":"op-1","session":"session-1","workspace":"/w","fingerprint":{"kind":"api_unavailable","endpoint":"https://api.example/v1"},` +
+		`"claim":"the example API answers 503","evidence":[{"role":"outcome","kind":"error-code","code":"HTTP_503"}]}`},
+	{pattern: "GET /v1/ledger/policy", query: map[string]string{"workspace": "/w"}},
+	{pattern: "GET /v1/admin/ledger/facts", query: map[string]string{"workspace": "/w", "status": "active", "limit": "5"}},
+	{pattern: "GET /v1/admin/ledger/facts/{id}", path: map[string]string{"id": "1"}},
+	{pattern: "GET /v1/admin/ledger/stale", query: map[string]string{"workspace": "/w"}},
+	{pattern: "GET /v1/admin/ledger/stats", query: map[string]string{"workspace": "/w"}},
+	{pattern: "POST /v1/admin/ledger/facts/{id}/resolve", path: map[string]string{"id": "999"}, body: `{"reason":"fixed upstream"}`},
 }
 
 // TestEveryRouteIsListed reads the routes api registers from its source,
@@ -235,7 +248,8 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
-		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now})
+		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now,
+		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger())})
 	if err != nil {
 		t.Fatal(err)
 	}
