@@ -37,7 +37,7 @@ func TestMain(m *testing.M) {
 
 // startMull starts the test binary as a mull process; it is killed when
 // the test ends if nobody waited for it.
-func startMull(t *testing.T, env []string, logFile *os.File, args ...string) *exec.Cmd {
+func startMull(t testing.TB, env []string, logFile *os.File, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], args...)
 	cmd.Env = append(append(os.Environ(), "MULL_TEST_AS_MULL=1"), env...)
@@ -141,7 +141,7 @@ func TestWorkflowSurvivesSIGKILL(t *testing.T) {
 
 // waitLog waits until a line containing want appears n times in the log of
 // another process.
-func waitLog(t *testing.T, path, want string, n int) {
+func waitLog(t testing.TB, path, want string, n int) {
 	t.Helper()
 	tick := time.NewTicker(20 * time.Millisecond)
 	defer tick.Stop()
