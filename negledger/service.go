@@ -262,6 +262,9 @@ func (s *Service) decide(lt *store.LedgerTx, r CheckRequest, mode ledger.Mode, k
 	if err != nil || !found || !ledger.Intercepts(f) {
 		return out, err
 	}
+	if f.Lease, err = lt.CurrentLease(f.ID); err != nil {
+		return out, err
+	}
 	now, err := nowFor(lt.Observations, f)
 	if err != nil {
 		return out, err
@@ -437,6 +440,11 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 	if err != nil {
 		return out, err
 	}
+	if found {
+		if cur.Lease, err = lt.CurrentLease(cur.ID); err != nil {
+			return out, err
+		}
+	}
 	o := ledger.Observed{Class: class}
 	var now []ledger.Witness
 	if found {
@@ -608,9 +616,17 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return FSResponse{}, err
 	}
-	op := store.LedgerOp{RequestHash: requestHash(opFS, r), Kind: opFS, Session: r.Session}
+	// No receipt: storing an observation is idempotent (the latest state
+	// of its key), and a stale transition applies to an active fact only.
+	// A receipt would make a later identical observation (the file back at
+	// v1) a "replay" that stores nothing.
+	op := store.LedgerOp{Kind: opFS, Session: r.Session}
 	if len(r.Observations) == 1 && r.Observations[0].ToolCallID != "" {
 		op.ToolCallID = r.Observations[0].ToolCallID
+	}
+	keys := make([]string, 0, len(touched))
+	for k := range touched {
+		keys = append(keys, k)
 	}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
@@ -618,18 +634,9 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 			// (in id order) before the observations are written: the
 			// order a missing file's observe takes too (fact, then its
 			// observations), so the two never deadlock.
-			facts, err := lt.CurrentFacts(r.Workspace)
+			ids, err := lt.FactsNaming(r.Workspace, keys)
 			if err != nil {
 				return nil, err
-			}
-			var ids []int64
-			for _, f := range facts {
-				for _, k := range preconditionKeys(f.Evidence) {
-					if touched[k] && f.Status != ledger.Stale {
-						ids = append(ids, f.ID)
-						break
-					}
-				}
 			}
 			held, err := lt.LockFacts(ids)
 			if err != nil {
@@ -638,10 +645,13 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 			if err := lt.UpsertObservations(r.Workspace, rows); err != nil {
 				return nil, err
 			}
+			if _, err := lt.TrimObservations(r.Workspace, ObservationsMax); err != nil {
+				return nil, err
+			}
 			out := FSResponse{Stored: len(rows), Staled: []int64{}}
 			var items []store.TransitionItem
 			for _, f := range held {
-				if !f.Current || f.Status != ledger.Active {
+				if f.Scope != r.Workspace || !f.Current || f.Status != ledger.Active {
 					continue
 				}
 				now, err := nowFor(lt.Observations, f)
@@ -674,6 +684,10 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 // ExplicitMax is how many current explicit facts (source api, from POST
 // /v1/ledger/facts) a workspace may hold: every one reaches its prompt.
 const ExplicitMax = 100
+
+// ObservationsMax is how many file observations a workspace keeps: the
+// oldest go first (a key no longer known stales nothing).
+const ObservationsMax = 10000
 
 // FSObservationsMax is how many observations one /v1/ledger/fs request
 // may carry.
@@ -832,6 +846,9 @@ const (
 	receiptKeep     = 24 * time.Hour
 	observationKeep = 7 * 24 * time.Hour
 	warningKeepMin  = time.Hour
+	// FactKeep: a resolved or superseded fact (history: it intercepts
+	// nothing) is deleted with its events 30 days after it last changed.
+	FactKeep = 30 * 24 * time.Hour
 )
 
 // Sweep releases expired leases and prunes bookkeeping (ledger_sweep).
@@ -848,6 +865,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	warnKeep := max(s.cfg.WarningRepeat(), warningKeepMin)
 	rep.ReceiptsPruned, rep.ObservationsPruned, rep.WarningsPruned, err = s.store.LedgerPrune(ctx,
 		now.Add(-receiptKeep), now.Add(-observationKeep), now.Add(-warnKeep))
+	if err != nil {
+		return rep, err
+	}
+	rep.FactsPruned, err = s.store.LedgerPruneFacts(ctx, now.Add(-FactKeep))
 	return rep, err
 }
 
