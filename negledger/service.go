@@ -510,6 +510,11 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			out.FactID = cur.ID
 			return out, nil
 		}
+		if how == store.SettleSucceeded && (cur.Status == ledger.Stale || o.Verdict == ledger.VerdictStaleAllow) {
+			// The seed's staleNote: the lease was granted on a stale fact
+			// and its holder's success settled it.
+			out.Note = ledger.StaleNote(fact)
+		}
 	case step.Effect == EffectResolved:
 		if err := lt.TransitionFacts([]store.TransitionItem{{FactID: cur.ID, ExpectedRevision: cur.Revision,
 			Transition: ledger.Transition{Kind: ledger.Resolved, At: lt.Now, Via: r.ToolCallID}}}); err != nil {
@@ -717,6 +722,16 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	claim, evidence, err := ledger.ValidateRecord(r.Fingerprint.Kind, r.Fingerprint, r.Claim, r.Evidence, r.Retry)
 	if err != nil {
 		return ledger.Fact{}, fieldError(err, "evidence")
+	}
+	// Every text of an explicit fact is shown (admin, CLI): credentials
+	// redacted by the trust gate, like the fingerprint the store keeps.
+	for i := range evidence {
+		w := &evidence[i]
+		for _, f := range []*string{&w.StderrSignature, &w.Code, &w.Path, &w.Observed, &w.Version, &w.Key, &w.Root, &w.Hash} {
+			if *f != "" {
+				*f = trust.Check(*f).Text
+			}
+		}
 	}
 	// An explicit fact reaches the workspace's prompt as a constraint:
 	// only a session mull knows, in that workspace, may write one.

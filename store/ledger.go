@@ -120,7 +120,7 @@ func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *Ledger
 				return fmt.Errorf("ledger: store receipt: %w", err)
 			}
 		}
-		return nil
+		return FailpointError(FailpointLedgerCommit)
 	})
 	if errors.Is(err, errReplay) {
 		return response, true, nil
