@@ -319,3 +319,19 @@ func TestSweepPrunesOldFacts(t *testing.T) {
 		}
 	})
 }
+
+// An observe that changes nothing (a success with no fact) writes no
+// transaction: no receipt, no row.
+func TestObserveNoneWritesNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newHarness(t, s, block())
+		for range 3 {
+			if _, o := h.run(h.call("bash", bash("make")), ok0()); o.Effect != EffectNone {
+				t.Fatalf("success without a fact = %+v", o)
+			}
+		}
+		if n := rowCount(t, s, "ledger_operations"); n != 0 {
+			t.Fatalf("%d receipts written", n)
+		}
+	})
+}

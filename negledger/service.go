@@ -413,8 +413,20 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (ObserveRespons
 	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return ObserveResponse{}, err
 	}
-	op := store.LedgerOp{RequestHash: requestHash(opObserve, r), Kind: opObserve, ToolCallID: r.ToolCallID, Session: r.Session}
 	key := fp.Key()
+	if class != ledger.ClassCommandFailure && class != ledger.ClassFileMissing {
+		// A success or a release changes something only when there is a
+		// current fact: with none (one indexed read), effect none and no
+		// transaction, no receipt.
+		_, found, err := s.store.LedgerCurrentFact(ctx, r.Workspace, fp.Kind, key)
+		if err != nil {
+			return ObserveResponse{}, err
+		}
+		if !found {
+			return resp, nil
+		}
+	}
+	op := store.LedgerOp{RequestHash: requestHash(opObserve, r), Kind: opObserve, ToolCallID: r.ToolCallID, Session: r.Session}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
 			return s.observe(lt, r, mode, fp, key, class)
