@@ -262,7 +262,7 @@ func (s *Service) decide(lt *store.LedgerTx, r CheckRequest, mode ledger.Mode, k
 	if err != nil || !found || !ledger.Intercepts(f) {
 		return out, err
 	}
-	if f.Lease, err = lt.CurrentLease(f.ID); err != nil {
+	if f.Lease, _, err = lt.CurrentLease(f.ID); err != nil {
 		return out, err
 	}
 	now, err := nowFor(lt.Observations, f)
@@ -452,8 +452,9 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 	if err != nil {
 		return out, err
 	}
+	var caller string
 	if found {
-		if cur.Lease, err = lt.CurrentLease(cur.ID); err != nil {
+		if cur.Lease, caller, err = lt.CurrentLease(cur.ID); err != nil {
 			return out, err
 		}
 	}
@@ -465,7 +466,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			// The holder is the lease's owner (this session's call): with
 			// the lease id Check granted, or without it when the check
 			// timed out on the plugin's side before it learnt the id.
-			o.Holder = l.Owner == store.LedgerCaller(r.Session, r.ToolCallID) && (r.LeaseID == "" || l.ID == r.LeaseID)
+			o.Holder = caller == store.LedgerCaller(r.Session, r.ToolCallID) && (r.LeaseID == "" || l.ID == r.LeaseID)
 			o.LeasedByOther = !o.Holder && l.ExpiresAt.After(lt.Now)
 		}
 		if ledger.Intercepts(cur) {
@@ -502,7 +503,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			out.FactID = cur.ID
 		}
 		if o.LeasedByOther && mode == ledger.ModeWarn {
-			out.Note = ledger.InProgressNote(store.LedgerCallerCallID(cur.Lease.Owner), cur.Lease.ExpiresAt)
+			out.Note = ledger.InProgressNote(cur.Lease.Owner, cur.Lease.ExpiresAt)
 		}
 		return out, nil
 	case o.Holder:

@@ -194,7 +194,8 @@ func scanLedgerFact(row scanner) (ledger.Fact, error) {
 		}
 	}
 	if leaseID.Valid {
-		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: decodeObsKey(leaseOwner.String), ExpiresAt: leaseExp.Time.UTC()}
+		// Shown as the tool call holding it; CurrentLease has the caller.
+		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: LedgerCallerCallID(decodeObsKey(leaseOwner.String)), ExpiresAt: leaseExp.Time.UTC()}
 	}
 	return f, nil
 }
@@ -654,15 +655,18 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 }
 
 // CurrentLease is the fact's lease as this transaction reads it now (nil
-// for none). Read it after the fact's row is held: on Postgres (read
-// committed) a row lock taken after a wait refetches the fact, not a
-// lease joined to it.
-func (lt *LedgerTx) CurrentLease(factID int64) (*ledger.Lease, error) {
+// for none; its Owner the tool call id, as a fact shows it) and the
+// caller holding it (LedgerCaller: session and call). Read it after the
+// fact's row is held: on Postgres (read committed) a row lock taken after
+// a wait refetches the fact, not a lease joined to it.
+func (lt *LedgerTx) CurrentLease(factID int64) (*ledger.Lease, string, error) {
 	l, ok, err := lt.lease(factID)
 	if err != nil || !ok {
-		return nil, err
+		return nil, "", err
 	}
-	return &l, nil
+	caller := l.Owner
+	l.Owner = LedgerCallerCallID(caller)
+	return &l, caller, nil
 }
 
 func (lt *LedgerTx) lease(factID int64) (ledger.Lease, bool, error) {

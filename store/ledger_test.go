@@ -209,7 +209,7 @@ func TestLedgerConcurrentLeaseIsOne(t *testing.T) {
 			}
 		}
 		got, err := a.LedgerFact(context.Background(), f.ID)
-		if err != nil || got.Lease == nil || got.Lease.Owner != winner {
+		if err != nil || got.Lease == nil || got.Lease.Owner != store.LedgerCallerCallID(winner) {
 			t.Fatalf("fact lease = %+v, %v", got.Lease, err)
 		}
 	})
