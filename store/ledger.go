@@ -191,7 +191,7 @@ func scanLedgerFact(row scanner) (ledger.Fact, error) {
 		}
 	}
 	if leaseID.Valid {
-		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: leaseOwner.String, ExpiresAt: leaseExp.Time.UTC()}
+		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: decodeObsKey(leaseOwner.String), ExpiresAt: leaseExp.Time.UTC()}
 	}
 	return f, nil
 }
@@ -392,6 +392,18 @@ func (lt *LedgerTx) Observations(scope string, keys []string) (map[string]Ledger
 	return ledgerObservations(lt.ctx, lt.tx, scope, keys)
 }
 
+// CountExplicit is how many current, unresolved explicit facts (source
+// api) a scope holds, as this transaction sees it.
+func (lt *LedgerTx) CountExplicit(scope string) (int, error) {
+	var n int
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where scope = $1 and is_current
+		and source = $2 and status in ('active', 'stale')`, scope, ledger.SourceAPI).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: count explicit facts: %w", err)
+	}
+	return n, nil
+}
+
 // CurrentFacts are the current facts of a scope not resolved (the facts an
 // fs observation may stale), as this transaction sees them.
 func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
@@ -412,9 +424,28 @@ func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
 	return out, rows.Err()
 }
 
+// LedgerCaller is the identity of a tool call across sessions: DSH's call
+// ids (call_0, ...) repeat from session to session, so a lease's owner and
+// an event's call are the session and the call id together.
+func LedgerCaller(session, toolCallID string) string {
+	if session == "" {
+		return toolCallID
+	}
+	return session + "\x00" + toolCallID
+}
+
+// LedgerCallerCallID is the tool call id part of a LedgerCaller identity
+// (what a message shows).
+func LedgerCallerCallID(caller string) string {
+	if _, call, ok := strings.Cut(caller, "\x00"); ok {
+		return call
+	}
+	return caller
+}
+
 func (lt *LedgerTx) callID() string {
 	if lt.op.ToolCallID != "" {
-		return lt.op.ToolCallID
+		return LedgerCaller(lt.op.Session, lt.op.ToolCallID)
 	}
 	if lt.op.RequestHash != "" {
 		return "op:" + lt.op.RequestHash
@@ -427,7 +458,7 @@ func (lt *LedgerTx) callID() string {
 func (lt *LedgerTx) event(factID int64, kind string) (bool, error) {
 	res, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_events (fact_id, tool_call_id, operation_kind, session, at)
 		values ($1, $2, $3, $4, $5) on conflict (fact_id, tool_call_id, operation_kind) do nothing`,
-		factID, lt.callID(), kind, lt.op.Session, lt.Now)
+		factID, encodeObsKey(lt.callID()), kind, lt.op.Session, lt.Now)
 	if err != nil {
 		return false, fmt.Errorf("ledger fact %d: event %s: %w", factID, kind, err)
 	}
@@ -499,7 +530,7 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 		on conflict (fact_id) do update set lease_id = excluded.lease_id, owner = excluded.owner,
 			fact_revision = excluded.fact_revision, expires_at = excluded.expires_at, acquired_at = excluded.acquired_at
 			where ledger_leases.expires_at <= $6
-		returning lease_id`, factID, leaseID, owner, revision, exp, lt.Now).Scan(&got)
+		returning lease_id`, factID, leaseID, encodeObsKey(owner), revision, exp, lt.Now).Scan(&got)
 	if errors.Is(err, sql.ErrNoRows) {
 		cur, ok, err := lt.lease(factID)
 		if err != nil {
@@ -530,7 +561,7 @@ func (lt *LedgerTx) lease(factID int64) (ledger.Lease, bool, error) {
 	if err != nil {
 		return l, false, fmt.Errorf("ledger fact %d: read lease: %w", factID, err)
 	}
-	l.ExpiresAt = l.ExpiresAt.UTC()
+	l.ExpiresAt, l.Owner = l.ExpiresAt.UTC(), decodeObsKey(l.Owner)
 	return l, true, nil
 }
 
@@ -762,7 +793,7 @@ func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, fa
 	var rev int64
 	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
 		factID, leaseID).Scan(&owner, &rev)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != lt.callID()) {
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && decodeObsKey(owner) != lt.callID()) {
 		f, err := lt.Fact(factID)
 		return SettleResult{Fact: f}, err
 	}
