@@ -2,6 +2,7 @@ package memories_test
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"strings"
 	"testing"
@@ -86,7 +87,14 @@ func TestDigestMarksAgentRecordedFacts(t *testing.T) {
 		svc, led, c := ledgerDigest(t, s, 1)
 		c.now = c.now.Add(time.Second)
 		failBash(t, led, "call-1", "make test")
-		f, err := led.Record(context.Background(), negledger.RecordRequest{OperationID: "op-1", Session: "session-1", Workspace: "/w",
+		ctx := context.Background()
+		if err := s.InTx(ctx, func(tx *sql.Tx) error { // an explicit fact needs a session mull knows
+			_, _, err := s.LockSession(ctx, tx, "session-1", "/w", c.now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := led.Record(ctx, negledger.RecordRequest{OperationID: "op-1", Session: "session-1", Workspace: "/w",
 			Fingerprint: ledger.Fingerprint{Kind: ledger.APIUnavailable, Endpoint: "https://api.example.com/v2"},
 			Claim:       "the v2 API answers 410 Gone",
 			Evidence:    []ledger.Witness{{Role: ledger.Outcome, Kind: ledger.WitnessErrorCode, Code: "HTTP_410"}},
