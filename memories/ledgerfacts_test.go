@@ -2,12 +2,14 @@ package memories_test
 
 import (
 	"context"
+	"database/sql"
 	"log/slog"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/learn/ledger"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
@@ -72,6 +74,40 @@ func TestDigestShowsLedgerFacts(t *testing.T) {
 		}
 		if text := digestText(t, svc, "/w"); strings.Contains(text, "command exited") {
 			t.Fatalf("a resolved fact is still shown:\n%s", text)
+		}
+	})
+}
+
+// A fact an agent recorded over POST /v1/ledger/facts (source api) is
+// its say-so: the digest shows it marked unverified, as it marks an
+// agent-written lesson, while the fact mull observed itself (auto) is
+// shown unmarked.
+func TestDigestMarksAgentRecordedFacts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		svc, led, c := ledgerDigest(t, s, 1)
+		c.now = c.now.Add(time.Second)
+		failBash(t, led, "call-1", "make test")
+		ctx := context.Background()
+		if err := s.InTx(ctx, func(tx *sql.Tx) error { // an explicit fact needs a session mull knows
+			_, _, err := s.LockSession(ctx, tx, "session-1", "/w", c.now)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		f, err := led.Record(ctx, negledger.RecordRequest{OperationID: "op-1", Session: "session-1", Workspace: "/w",
+			Fingerprint: ledger.Fingerprint{Kind: ledger.APIUnavailable, Endpoint: "https://api.example.com/v2"},
+			Claim:       "the v2 API answers 410 Gone",
+			Evidence:    []ledger.Witness{{Role: ledger.Outcome, Kind: ledger.WitnessErrorCode, Code: "HTTP_410"}},
+			Retry:       &ledger.RetryCondition{Type: ledger.RetryManual}})
+		if err != nil || f.Source != ledger.SourceAPI {
+			t.Fatalf("record = %+v, %v", f, err)
+		}
+		text := digestText(t, svc, "/w")
+		if !strings.Contains(text, "- the v2 API answers 410 Gone 〈unverified〉\n") {
+			t.Errorf("the agent's fact is not marked unverified:\n%s", text)
+		}
+		if !strings.Contains(text, "- command exited 2 (bash) [make test]\n") {
+			t.Errorf("mull's own fact is not shown unmarked:\n%s", text)
 		}
 	})
 }

@@ -75,11 +75,14 @@
 #  11. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #  12. the negative ledger (seed 003), block mode: a new `mull serve` on the
 #      same port and a new data dir, with [ledger] mode = "block",
-#      command_retry_after = "4s" and a command_dependency on one file.
+#      command_retry_after = "15s", client_timeout = "2s" (and the
+#      plugin's ledger.timeoutMs 2000: a loaded machine must not deny a
+#      call fail-closed) and a command_dependency on one file.
 #      Session L1's model runs a failing bash command twice: the second
 #      call is denied before it runs (its side-effect file has one line,
-#      and the deny reason reaches the model); session L2, after the retry
-#      time, runs it again (allowed: a second line). Session L3: a read of
+#      and the deny reason reaches the model); session L2, once the retry
+#      time the deny names has passed, runs it again (allowed: a second
+#      line). Session L3: a read of
 #      the dependency file, the dependent command fails, its repeat is
 #      denied, bash changes the file and a read observes it (fs/observed),
 #      and the command is allowed at once, succeeds and resolves its fact;
@@ -760,8 +763,12 @@ took "$(grep '^\[mull\]' "$tmp/run3.err")"
 # ---------------------------------------------------------------- 12. negative ledger
 # A mull in block mode on the port the plugin was installed with. The
 # commands append to a side-effect file, so a denied call shows as a line
-# that is not there. The retry time (4s) is longer than one DSH session
-# takes between two calls, and shorter than this test waits for it.
+# that is not there. The retry time (15s) is far longer than one DSH
+# session takes between two calls, even on a loaded machine; the test
+# waits for the retry time the deny names, not a guess of its own. The
+# ledger's timeout is 2s here (mull's client_timeout, which the plugin
+# takes from the policy, and the plugin's own until the policy answers):
+# the default 250 ms could deny a call fail-closed on a busy machine.
 step "the negative ledger, block mode: a repeat failing bash call is denied before it runs"
 side=$ws/ledger-side-$marker.txt
 dep=$ws/ledger-dep-$marker.txt
@@ -771,7 +778,8 @@ dcmd="echo ran >> $side2; grep -q ready $dep"
 cat > "$tmp/ledger.toml" <<TOML
 [ledger]
 mode = "block"
-command_retry_after = "4s"
+command_retry_after = "15s"
+client_timeout = "2s"
 command_evidence_max_age = "60s"
 
 [[ledger.command_dependencies]]
@@ -780,6 +788,10 @@ command_line = "$dcmd"
 cwd = "$ws"
 files = ["$dep"]
 TOML
+# The plugin's own ledger timeout, until mull's policy answers.
+grep -q '^        baseUrl: ' "$patchfile" || fail "no baseUrl line in the patch row: $(cat "$patchfile")"
+sed -i 's/^\(        baseUrl: .*\)$/\1\n        ledger: {timeoutMs: 2000}/' "$patchfile"
+grep -q '^        ledger: {timeoutMs: 2000}$' "$patchfile" || fail "could not set the plugin's ledger.timeoutMs: $(cat "$patchfile")"
 export MULL_DATA_DIR=$tmp/mull-ledger-data
 MULL_LOG_FORMAT=json "$mull" serve --config "$tmp/ledger.toml" --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull-ledger.log" 2>&1 &
 mull_pid=$!
@@ -825,7 +837,6 @@ lines() { if [ -f "$1" ]; then wc -l < "$1" | tr -d ' '; else echo 0; fi; }
 sessions_now > "$tmp/logs-before-l1.txt"
 run_dsh ledger1 "http://127.0.0.1:$dport/v1" "Run it twice. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}] then [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" ||
   fail "DSH exited non-zero"
-l1_exit=$(date +%s%N)
 logl1=$(new_log "$tmp/logs-before-l1.txt")
 [ -n "$logl1" ] || fail "session L1 wrote no session log"
 # No dependency declared: the fact stands on its cooldown, and says so.
@@ -835,8 +846,15 @@ grep -q 'blocked by negative-ledger' "$tmp/ledger1.out" || fail "the deny reason
 took "the second call was denied before it ran ($side: 1 line)"
 
 step "the negative ledger: after command_retry_after the same call is allowed again"
-# The first failure was before session L1 exited: 4s after that its retry time has passed.
-while [ $(( ($(date +%s%N) - l1_exit) / 1000000 )) -lt 4300 ]; do sleep 0.1; done
+# The deny names the retry time (RFC 3339, whole seconds: the true one is
+# up to a second later); wait until it has passed.
+retry_at=$("$node" -e 'const c = require(process.env.DSHLOG_JS).calls(process.argv[1]).find(c => c.isError); const m = /retry allowed at ([0-9T:-]+Z)/.exec(c ? c.output : ""); console.log(m ? m[1] : "")' "$logl1")
+[ -n "$retry_at" ] || fail "no retry time in L1's deny: $(cat "$tmp/ledger1-calls.txt")"
+due_ms=$(( $(date -u -d "$retry_at" +%s) * 1000 + 1500 ))
+wait_ms=$(( due_ms - $(date +%s%N) / 1000000 ))
+[ "$wait_ms" -le 16500 ] || fail "the retry time $retry_at is more than command_retry_after away"
+while [ $(( $(date +%s%N) / 1000000 )) -lt "$due_ms" ]; do sleep 0.2; done
+took "waited ${wait_ms} ms for the retry time $retry_at"
 sessions_now > "$tmp/logs-before-l2.txt"
 run_dsh ledger2 "http://127.0.0.1:$dport/v1" "Run it again. [call:bash {\"command\":\"$lcmd\",\"description\":\"Run the check\"}]" || fail "DSH exited non-zero"
 logl2=$(new_log "$tmp/logs-before-l2.txt")

@@ -1,7 +1,8 @@
 // The HTTP side: every call to mull goes through MullClient.request, which
 // bounds it with a timeout and keeps one shared view of whether mull is up.
 //
-// When a call fails (network error, timeout, 5xx, 401) mull is marked down:
+// When a call fails (network error, timeout, 5xx, 401) mull is marked down
+// (a 503 with Retry-After is an answer for a caller that says so):
 // one line is logged, and further calls are skipped until a backoff
 // (1s, 2s, 4s … up to maxBackoffMs) has passed; then the next call is the
 // probe. A success marks mull up again. Nothing here throws.
@@ -57,9 +58,18 @@ export class MullClient {
    * did not answer in time. With force the call goes out even during a
    * backoff (a tool the model called explicitly, a ledger check in block
    * mode). timeoutMs overrides the client's for this call.
+   *
+   * With busyIsAnswer a 503 carrying Retry-After is mull's answer, not an
+   * outage: it is returned like any other status and mull stays up (the
+   * negative ledger answers so when one fact kept changing under
+   * concurrent writers; the rest of mull is fine). onFail, when given,
+   * learns why a null came back: 'skipped' (backing off), 'timeout' (the
+   * request went out and got no answer in time: mull may have acted on
+   * it), 'network', 'http' (5xx or 401).
    */
-  async request (method, path, { query, body, headers = {}, force = false, timeoutMs = this.timeoutMs } = {}) {
-    if (!force && !this.available()) return null
+  async request (method, path, { query, body, headers = {}, force = false, timeoutMs = this.timeoutMs, busyIsAnswer = false, onFail } = {}) {
+    const fail = kind => { if (onFail) onFail(kind); return null }
+    if (!force && !this.available()) return fail('skipped')
     const url = new URL(this.baseUrl + path)
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
     const h = { accept: 'application/json', ...headers }
@@ -76,16 +86,18 @@ export class MullClient {
       })
       text = await res.text()
     } catch (err) {
-      this.markDown(err?.name === 'TimeoutError' || err?.name === 'AbortError' ? `no answer within ${timeoutMs} ms` : describe(err))
-      return null
+      const timedOut = err?.name === 'TimeoutError' || err?.name === 'AbortError'
+      this.markDown(timedOut ? `no answer within ${timeoutMs} ms` : describe(err))
+      return fail(timedOut ? 'timeout' : 'network')
     }
-    if (res.status >= 500) {
+    const busy = busyIsAnswer && res.status === 503 && res.headers.has('retry-after')
+    if (res.status >= 500 && !busy) {
       this.markDown(`HTTP ${res.status} from ${method} ${path}`)
-      return null
+      return fail('http')
     }
     if (res.status === 401) {
       this.markDown('HTTP 401: mull wants a token; set apiToken in the plugin config')
-      return null
+      return fail('http')
     }
     this.markUp()
     let parsed = null

@@ -9,7 +9,13 @@
 // Every call is bounded by the ledger's timeout (ledger.client_timeout at
 // mull, 250 ms). When mull does not answer, warn mode lets the call run and
 // block mode denies it with FAIL_CLOSED, as the seed says; the outage is
-// logged once (by the shared client), not per call.
+// logged once (by the shared client), not per call. Block mode denies on
+// any check answer but a 200 (a refusal, a 413, a contested fact's 503):
+// it never lets a call run that mull has not cleared. A check that timed
+// out may still have granted a lease at mull; block mode, which denies
+// that call, releases it at once (best effort) so the lease does not hold
+// every other agent off for lease_ttl. Every ledger call carries the
+// session: mull refuses one without.
 
 import { randomUUID } from 'node:crypto'
 
@@ -50,11 +56,19 @@ export class Ledger {
     this.policies = new Map()
     /** callId → what its check answered, for its post-execute */
     this.pending = new Map()
-    /** fs observations waiting for their POST, as {group, obs} */
+    /** fs observations waiting for their POST, as {group, obs}, oldest first */
     this.fsQueue = []
     this.fsTimer = null
-    this.fsInFlight = new Set()
+    /**
+     * The one drain of fsQueue under way (a promise), or null: one POST
+     * /v1/ledger/fs in flight at a time, in order, since mull keeps the
+     * last observation it stored for a path (a later batch overtaking an
+     * earlier one would leave the older state in force).
+     */
+    this.fsSending = null
     this.fsDropped = 0
+    /** best-effort releases in flight (close awaits them) */
+    this.background = new Set()
     this.warned = new Set()
   }
 
@@ -77,7 +91,7 @@ export class Ledger {
   async close () {
     if (this.fsTimer) this.clock.clearTimeout(this.fsTimer)
     this.fsTimer = null
-    await this.flushFs()
+    await Promise.all([this.flushFs(), ...this.background])
   }
 
   /**
@@ -183,18 +197,38 @@ export class Ledger {
     }
     if (!call) return next()
     const { policy, body } = call
+    const block = policy.mode === 'block'
+    if (!body.session) {
+      // mull refuses a ledger call without a session; DSH's calls have one.
+      this.warnOnce('no-session', `mull plugin: a tracked call came without a DSH session id; mull cannot check it, so such calls ${block ? 'are denied (block mode)' : 'run unchecked'}`)
+      if (!block) return next()
+      this.remember(body.tool_call_id, { denied: true })
+      return { kind: 'deny', reason: `${DENY_PREFIX}: the call has no session id, so mull cannot check it (fail-closed)` }
+    }
     // An fs observation made before this call must reach mull first: a
     // declared dependency counts only when observed before the check.
-    if (this.fsQueue.length || this.fsInFlight.size) await this.flushFs()
-    const res = await this.client.request('POST', '/v1/ledger/check', { body, timeoutMs: policy.timeoutMs, force: policy.mode === 'block' })
+    if (this.fsQueue.length || this.fsSending) await this.flushFs()
+    let failure = ''
+    const res = await this.client.request('POST', '/v1/ledger/check', {
+      body, timeoutMs: policy.timeoutMs, force: block, busyIsAnswer: true, onFail: k => { failure = k }
+    })
     if (!res) {
-      if (policy.mode !== 'block') return next()
+      if (!block) {
+        // It runs; a lease mull may have granted unseen is settled by
+        // post-execute's observe (mull knows its holder by session and call).
+        if (failure === 'timeout') this.remember(body.tool_call_id, { timedOut: true })
+        return next()
+      }
       this.remember(body.tool_call_id, { denied: true })
+      if (failure === 'timeout') this.release(call)
       return { kind: 'deny', reason: FAIL_CLOSED }
     }
     if (res.status !== 200 || !res.body || typeof res.body !== 'object') {
-      this.warnOnce(`check-${res.status}`, `mull plugin: POST /v1/ledger/check answered HTTP ${res.status}${detail(res)}; such calls run unchecked`)
-      return next()
+      const what = res.status === 200 ? 'an unreadable answer' : `HTTP ${res.status}`
+      this.warnOnce(`check-${res.status}`, `mull plugin: POST /v1/ledger/check answered ${what}${detail(res)}; such calls ${block ? 'are denied (block mode)' : 'run unchecked'}`)
+      if (!block) return next()
+      this.remember(body.tool_call_id, { denied: true })
+      return { kind: 'deny', reason: `${DENY_PREFIX}: mull answered the check with ${what}${detail(res)} (fail-closed)` }
     }
     const answer = res.body
     if (isMode(answer.mode)) policy.mode = answer.mode
@@ -215,11 +249,29 @@ export class Ledger {
   }
 
   /**
+   * A best-effort release of the lease a timed-out check may have been
+   * granted (block mode denied the call, so no outcome will follow): an
+   * observe with outcome released and no lease_id, which mull applies
+   * when the call (session + tool_call_id) holds the fact's lease and
+   * ignores otherwise. In the background, with the client's timeout.
+   */
+  release (call) {
+    const sent = this.client.request('POST', '/v1/ledger/observe', {
+      body: { ...call.body, outcome: { status: 'released' } }, force: true, busyIsAnswer: true
+    }).then(res => {
+      if (res && res.status !== 200) this.warnOnce(`release-${res.status}`, `mull plugin: releasing a timed-out check's lease answered HTTP ${res.status}${detail(res)}; mull frees it after ledger.lease_ttl`)
+    }, () => {}).finally(() => this.background.delete(sent))
+    this.background.add(sent)
+  }
+
+  /**
    * tools/post-execute (waterfall). Lets the rest of the chain decide
-   * first, then tells mull how the call ended and, when mull answers with
-   * a note (warn mode: the seed's warning for a repeat failure), adds it
-   * as additional context. The result itself is never rewritten. A call
-   * this plugin denied is skipped: its deny was already counted.
+   * first, then tells mull how the call ended and adds one notice as
+   * additional context: mull's note when it answers with one (warn mode:
+   * the seed's warning for a repeat failure; a verify-retry's stale note),
+   * else the in-progress advice its check got (warn mode: it lost the
+   * lease, and ran). The result itself is never rewritten. A call this
+   * plugin denied is skipped: its deny was already counted.
    */
   async postExecute (exec, result, next) {
     const downstream = await next()
@@ -240,28 +292,34 @@ export class Ledger {
       call = this.callOf(exec)
     } catch {}
     // Not tracked now (mull's policy changed since the check): a lease it
-    // holds expires at mull (lease_ttl), nothing else is owed.
-    if (!call) return downstream
-    const notes = []
-    if (state?.verdict === 'in-progress' && state.reason) notes.push(state.reason) // warn mode: advised, it ran
+    // holds expires at mull (lease_ttl), nothing else is owed. Without a
+    // session mull would refuse the observe (pre-execute said so once).
+    if (!call || !call.body.session) return downstream
+    let note = ''
     const outcome = outcomeOf(call.command, result)
-    const worthSending = state?.leaseId || outcome.status === 'failed' || (outcome.status === 'succeeded' && (state === undefined || state.factId))
+    // A timed-out check may have made this call the lease holder unseen:
+    // its outcome, even released, is mull's to apply or ignore.
+    const worthSending = state?.leaseId || state?.timedOut || outcome.status === 'failed' ||
+      (outcome.status === 'succeeded' && (state === undefined || state.factId))
     if (worthSending) {
       const body = { ...call.body, outcome }
       if (state?.leaseId) body.lease_id = state.leaseId
       if (state?.checkedAt) body.checked_at = state.checkedAt
       const res = await this.client.request('POST', '/v1/ledger/observe', {
-        body, timeoutMs: call.policy.timeoutMs, force: Boolean(state?.leaseId) || call.policy.mode === 'block'
+        body, timeoutMs: call.policy.timeoutMs, force: Boolean(state?.leaseId || state?.timedOut) || call.policy.mode === 'block', busyIsAnswer: true
       })
       if (res && res.status !== 200) {
         this.warnOnce(`observe-${res.status}`, `mull plugin: POST /v1/ledger/observe answered HTTP ${res.status}${detail(res)}; that outcome is not in the ledger`)
       } else if (res?.body && typeof res.body === 'object') {
         if (isMode(res.body.mode)) call.policy.mode = res.body.mode
-        if (typeof res.body.note === 'string' && res.body.note.trim()) notes.push(res.body.note)
+        if (typeof res.body.note === 'string' && res.body.note.trim()) note = res.body.note
       }
     }
-    if (notes.length === 0) return downstream
-    return withContexts(downstream, notes.map(n => this.contextMessage(n)))
+    // One notice per call: mull's note, else the advice the check gave a
+    // call that lost the lease and ran (warn mode).
+    if (!note && state?.verdict === 'in-progress' && state.reason) note = state.reason
+    if (!note) return downstream
+    return withContexts(downstream, [this.contextMessage(note)])
   }
 
   /**
@@ -285,6 +343,10 @@ export class Ledger {
       if (observation.kind === 'present') obs.version = String(observation.version ?? '')
       if (typeof actor?.callId === 'string' && actor.callId) obs.tool_call_id = actor.callId
       const group = { session: session?.id ?? actor?.agent?.id ?? '', workspace, cwd: cwd ?? workspace }
+      if (!group.session) {
+        this.warnOnce('fs-no-session', 'mull plugin: a file observation came without a DSH session id; mull refuses those, so they are not sent')
+        return
+      }
       this.fsQueue.push({ group, obs })
       if (this.fsQueue.length > this.config.fsQueueMax) {
         this.fsQueue.shift()
@@ -299,27 +361,38 @@ export class Ledger {
   }
 
   /**
-   * Sends every queued observation, one POST per (session, workspace,
-   * cwd) run of at most FS_BATCH_MAX, and resolves when those and the
-   * ones already in flight are answered (or timed out). Never rejects.
+   * Sends every queued observation, oldest first, one POST per (session,
+   * workspace, cwd) run of at most FS_BATCH_MAX, ONE at a time: the next
+   * goes out when the last is answered (or timed out), so mull stores
+   * them in the order DSH made them. Observations queued meanwhile ride
+   * the same drain (the queue stays bounded by fsQueueMax). Resolves when
+   * the queue is empty; never rejects.
    */
   flushFs () {
     if (this.fsTimer) this.clock.clearTimeout(this.fsTimer)
     this.fsTimer = null
-    const queued = this.fsQueue.splice(0)
-    while (queued.length) {
-      const { group } = queued[0]
-      const same = []
-      while (queued.length && same.length < FS_BATCH_MAX && sameGroup(queued[0].group, group)) same.push(queued.shift().obs)
-      const policy = this.policy(group.workspace)
-      const sent = this.client.request('POST', '/v1/ledger/fs', {
-        body: { ...group, observations: same }, timeoutMs: policy.timeoutMs, force: policy.mode === 'block'
-      }).then(res => {
-        if (res && res.status !== 200) this.warnOnce(`fs-${res.status}`, `mull plugin: POST /v1/ledger/fs answered HTTP ${res.status}${detail(res)}; those file observations are not in the ledger`)
-      }, () => {}).finally(() => this.fsInFlight.delete(sent))
-      this.fsInFlight.add(sent)
+    if (!this.fsSending) {
+      this.fsSending = this.drainFs().finally(() => {
+        this.fsSending = null
+        if (this.fsQueue.length) this.flushFs() // queued as the drain ended
+      })
     }
-    return Promise.all([...this.fsInFlight]).then(() => {})
+    return this.fsSending
+  }
+
+  async drainFs () {
+    while (this.fsQueue.length) {
+      const { group } = this.fsQueue[0]
+      const same = []
+      while (this.fsQueue.length && same.length < FS_BATCH_MAX && sameGroup(this.fsQueue[0].group, group)) same.push(this.fsQueue.shift().obs)
+      try {
+        const policy = this.policy(group.workspace)
+        const res = await this.client.request('POST', '/v1/ledger/fs', {
+          body: { ...group, observations: same }, timeoutMs: policy.timeoutMs, force: policy.mode === 'block', busyIsAnswer: true
+        })
+        if (res && res.status !== 200) this.warnOnce(`fs-${res.status}`, `mull plugin: POST /v1/ledger/fs answered HTTP ${res.status}${detail(res)}; those file observations are not in the ledger`)
+      } catch {}
+    }
   }
 
   /** A plugin message DSH adds after the tool result (the seed's ContextMessage). */

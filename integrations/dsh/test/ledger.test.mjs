@@ -192,6 +192,10 @@ test('a missing file: denied in block mode until an fs observation shows it, the
   assert.match(ledgerRequests(fake, 'observe').at(-1).body.lease_id, /^lease-/)
   assert.equal(fake.ledger.facts[0].status, 'resolved')
   assert.deepEqual(fake.ledger.stats(), { duplicate_failures_observed: 0, warnings_emitted: 0, calls_denied: 1 })
+  // The holder's settlement of a stale fact: mull's stale note, the one notice.
+  assert.equal(retry.post.additionalContexts?.length, 1, 'one notice')
+  assert.equal(retry.post.additionalContexts[0].content[0].text,
+    'Negative-ledger: a previous failure no longer applies because its evidence changed; a retry is allowed.\n- claim: file does not exist: notes.md\n')
 })
 
 test('fs observations are batched: one POST for a burst; bad input is ignored, never thrown into DSH', async (t) => {
@@ -288,16 +292,27 @@ test('a retry another call is verifying: denied in block mode, advised after the
     const holder = bash('make')
     const held = await ctx.waterfall('tools/pre-execute', [holder], () => Promise.resolve({ kind: 'allow' }))
     assert.equal(held.kind, 'allow', 'the first retry holds the lease')
-    const loser = await run(ctx, bash('make'), exited(2))
     const advice = `Negative-ledger: another agent is verifying this path (owner ${holder.callId} until `
     if (mode === 'block') {
+      const loser = await run(ctx, bash('make'), exited(2))
       assert.equal(loser.gate.kind, 'deny')
       assert.ok(loser.gate.reason.startsWith(`${DENY_PREFIX}: verification retry already in progress by ${holder.callId} (until `), loser.gate.reason)
       assert.deepEqual(loser.post, { kind: 'accept' }, 'a denied call gets no note')
     } else {
+      // One notice per call. A loser mull has nothing to say about gets
+      // the check's advice alone.
+      const quiet = await run(ctx, bash('make'), exited(0))
+      assert.equal(quiet.gate.kind, 'allow')
+      assert.ok(quiet.ran)
+      assert.equal(quiet.post.additionalContexts.length, 1, 'one notice')
+      assert.ok(quiet.post.additionalContexts[0].content[0].text.startsWith(advice), quiet.post.additionalContexts[0].content[0].text)
+      // A loser that failed again gets mull's warning for the repeat,
+      // not the advice as well.
+      const loser = await run(ctx, bash('make'), exited(2))
       assert.equal(loser.gate.kind, 'allow')
       assert.ok(loser.ran)
-      assert.ok(loser.post.additionalContexts[0].content[0].text.startsWith(advice))
+      assert.equal(loser.post.additionalContexts.length, 1, 'one notice')
+      assert.ok(loser.post.additionalContexts[0].content[0].text.startsWith('Negative-ledger: this exact action previously failed'), loser.post.additionalContexts[0].content[0].text)
     }
     const settled = await ctx.waterfall('tools/post-execute', [holder, exited(0)], () => Promise.resolve({ kind: 'accept' }))
     assert.equal(settled.kind, 'accept')
@@ -410,3 +425,151 @@ function goStringConsts (src) {
   }
   return out
 }
+
+/** A promise and its resolve, for a test to release a delayed answer. */
+function deferred () {
+  let resolve
+  const promise = new Promise(r => { resolve = r })
+  return { promise, resolve }
+}
+
+test('fs observations go out one POST at a time, in order: a later batch waits for the earlier one', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx, bridge } = await plugged(t, fake)
+  const gate = deferred()
+  let first = true
+  fake.ledger.intercept = async (route) => {
+    if (route !== 'POST /v1/ledger/fs' || !first) return undefined
+    first = false
+    await gate.promise // the first batch is slow to answer
+    return undefined
+  }
+  const actor = read('notes.md')
+  ctx.emit('fs/observed', { displayPath: `${WS}/notes.md` }, { kind: 'absent' }, actor)
+  const flushed = bridge.ledger.flushFs()
+  await fake.waitFor(r => r.path === '/v1/ledger/fs')
+  ctx.emit('fs/observed', { displayPath: `${WS}/notes.md` }, { kind: 'present', version: 'v2' }, actor)
+  const again = bridge.ledger.flushFs()
+  // Give the plugin every chance to send the second batch early.
+  await new Promise(resolve => setImmediate(resolve))
+  await new Promise(resolve => setTimeout(resolve, 0))
+  assert.equal(ledgerRequests(fake, 'fs').length, 1, 'the second batch waits while the first is in flight')
+  gate.resolve()
+  await Promise.all([flushed, again])
+  const posts = ledgerRequests(fake, 'fs')
+  assert.deepEqual(posts.map(p => p.body.observations.map(o => o.observed)), [['absent'], ['present']])
+  assert.equal(fake.ledger.observations.get(`${WS}\u0000${WS}/notes.md`).observed, 'present', 'the later observation is the stored one')
+  assert.ok(posts.every(p => p.body.session === SESSION.id), 'every fs POST names the session')
+})
+
+test('block mode: a check that timed out after mull granted the lease is denied and the lease released at once', async (t) => {
+  for (const mode of ['block', 'warn']) {
+    const fake = await startedFake(t)
+    fake.ledger.mode = mode
+    fake.ledger.clientTimeoutMs = 180
+    const { ctx, bridge, clock } = await plugged(t, fake)
+    await run(ctx, bash('make'), exited(2))
+    fake.ledger.advance(fake.ledger.commandRetryAfterMs)
+    // mull grants the lease, but its answer never reaches the plugin in time.
+    let granted
+    fake.ledger.intercept = async (route, body) => {
+      if (route !== 'POST /v1/ledger/check') return undefined
+      granted = fake.ledger.handle(route, {}, body)[1]
+      return [0]
+    }
+    const exec = bash('make')
+    const gate = ctx.waterfall('tools/pre-execute', [exec], () => Promise.resolve({ kind: 'allow' }))
+    await fake.waitFor(r => r.path === '/v1/ledger/check' && r.body.tool_call_id === exec.callId)
+    await until(() => [...clock.pending].some(d => d.ms === 180), 'the check\'s deadline')
+    clock.expire()
+    const decided = await gate
+    fake.ledger.intercept = null
+    assert.equal(granted.verdict, 'verify-retry', 'mull granted the call the lease')
+    if (mode === 'block') {
+      assert.deepEqual(decided, { kind: 'deny', reason: FAIL_CLOSED })
+      const post = await ctx.waterfall('tools/post-execute', [exec, { isError: true, error: { message: FAIL_CLOSED }, content: [] }], () => Promise.resolve({ kind: 'accept' }))
+      assert.deepEqual(post, { kind: 'accept' })
+      await bridge.ledger.close() // the best-effort release is in the background
+    } else {
+      assert.equal(decided.kind, 'allow', 'warn mode: the call runs')
+      // It ran, and was cut short: no outcome, but the lease is released by its observe.
+      await ctx.waterfall('tools/post-execute', [exec, { isError: true, error: { message: 'aborted' }, content: [] }], () => Promise.resolve({ kind: 'accept' }))
+    }
+    const release = ledgerRequests(fake, 'observe').at(-1)
+    assert.equal(release.body.tool_call_id, exec.callId)
+    assert.equal(release.body.session, SESSION.id, 'the holder is known by its session and call')
+    assert.deepEqual(release.body.outcome, { status: 'released' })
+    assert.equal(release.body.lease_id, undefined, 'the plugin never learned the lease id')
+    assert.equal(fake.ledger.facts[0].lease, null, `${mode}: the lease is free for the next agent`)
+    const next = await ctx.waterfall('tools/pre-execute', [bash('make')], () => Promise.resolve({ kind: 'allow' }))
+    assert.equal(next.kind, 'allow', `${mode}: the next retry gets the lease, not in-progress`)
+  }
+})
+
+test('block mode denies on any check answer but 200, naming the status; warn mode lets the call run', async (t) => {
+  const answers = [
+    [400, { error: 'session: required', field: 'session' }, {}],
+    [413, { error: 'request body too large' }, {}],
+    [503, { error: 'the fact kept changing; retry' }, { 'retry-after': '1' }]
+  ]
+  for (const mode of ['block', 'warn']) {
+    for (const [status, answer, headers] of answers) {
+      const fake = await startedFake(t)
+      fake.ledger.mode = mode
+      const { ctx, bridge } = await plugged(t, fake)
+      fake.ledger.intercept = async route => route === 'POST /v1/ledger/check' ? [status, answer, headers] : undefined
+      const r = await run(ctx, bash('make'), exited(2))
+      if (mode === 'block') {
+        assert.equal(r.gate.kind, 'deny', `${status}: denied`)
+        assert.equal(r.gate.reason, `${DENY_PREFIX}: mull answered the check with HTTP ${status}: ${answer.error} (fail-closed)`)
+        assert.equal(r.ran, false)
+        assert.equal(ledgerRequests(fake, 'observe').length, 0, 'a denied call is not observed')
+      } else {
+        assert.equal(r.gate.kind, 'allow', `${status}: warn mode runs it`)
+        assert.ok(r.ran)
+      }
+      assert.equal(bridge.client.down, false, `${status}: mull is not marked down (it answered)`)
+      assert.ok(bridge.client.available(), `${status}: ingest and the digest carry on`)
+      const lines = ctx.warnings()
+      assert.equal(lines.length, 1, JSON.stringify(lines))
+      assert.match(lines[0].msg, new RegExp(`POST /v1/ledger/check answered HTTP ${status}`))
+    }
+  }
+})
+
+test('a 503 without Retry-After is an outage: mull is marked down, block mode fails closed', async (t) => {
+  const fake = await startedFake(t)
+  fake.ledger.mode = 'block'
+  const { ctx, bridge } = await plugged(t, fake)
+  fake.ledger.intercept = async route => route === 'POST /v1/ledger/check' ? [503, { error: 'down' }] : undefined
+  const r = await run(ctx, bash('make'), exited(2))
+  assert.deepEqual(r.gate, { kind: 'deny', reason: FAIL_CLOSED })
+  assert.equal(bridge.client.down, true)
+  assert.equal(ledgerRequests(fake, 'observe').length, 0, 'nothing to release: no timeout')
+})
+
+test('every ledger call names the session; a call without one is denied in block mode, run in warn mode, never sent', async (t) => {
+  for (const mode of ['block', 'warn']) {
+    const fake = await startedFake(t)
+    fake.ledger.mode = mode
+    const { ctx, bridge } = await plugged(t, fake)
+    await run(ctx, bash('make'), exited(2))
+    await run(ctx, bash('make'), exited(2))
+    await run(ctx, read('gone.md'), notFound('gone.md'))
+    ctx.emit('fs/observed', { displayPath: `${WS}/gone.md` }, { kind: 'absent' }, read('gone.md'))
+    await bridge.ledger.flushFs()
+    const sent = fake.requests.filter(r => r.path.startsWith('/v1/ledger/') && r.path !== '/v1/ledger/policy')
+    assert.ok(sent.length >= 4, JSON.stringify(sent.map(r => r.path)))
+    for (const r of sent) assert.equal(r.body.session, SESSION.id, `${r.path} names the session`)
+
+    const before = fake.requests.length
+    const anonymous = { session: { header: { cwd: WS } } }
+    const r = await run(ctx, { name: 'bash', arguments: { command: 'make' }, callId: `call_${++calls}`, agent: anonymous }, exited(2))
+    ctx.emit('fs/observed', { displayPath: `${WS}/x` }, { kind: 'absent' }, { arguments: { file_path: 'x' }, callId: 'c', agent: anonymous })
+    await bridge.ledger.flushFs()
+    assert.deepEqual(fake.requests.slice(before).map(r => r.path), [], 'nothing sent without a session')
+    if (mode === 'block') assert.equal(r.gate.reason, `${DENY_PREFIX}: the call has no session id, so mull cannot check it (fail-closed)`)
+    else assert.ok(r.ran)
+    assert.equal(ctx.warnings().length, 2, JSON.stringify(ctx.warnings()))
+  }
+})

@@ -215,9 +215,10 @@ export class FakeMull {
       return text === undefined ? send(res, 404, { error: `no lesson ${decodeURIComponent(lookup[1])}` }) : send(res, 200, { text })
     }
     if (url.pathname.startsWith('/v1/ledger/')) {
-      const [status, answer] = this.ledger.handle(route, q, body)
+      const intercepted = this.ledger.intercept ? await this.ledger.intercept(route, body, rec) : undefined
+      const [status, answer, headers] = intercepted ?? this.ledger.handle(route, q, body)
       if (status === 0) { this.hanging.add(res); return } // the ledger alone hangs
-      return send(res, status, answer)
+      return send(res, status, answer, headers)
     }
     switch (route) {
       case 'POST /v1/events': return this.postEvents(res, body)
@@ -347,6 +348,12 @@ export class FakeLedger {
     this.mode = 'warn'
     /** 'hang': the ledger routes never answer (the rest of the fake does) */
     this.fault = ''
+    /**
+     * When set, async (route, body, request) → [status, answer, headers]
+     * answers a ledger request instead (a test's delay or refusal), or
+     * undefined to let the ledger answer it (after the await: a delay).
+     */
+    this.intercept = null
     this.commandTools = ['bash', 'pwsh']
     this.readTools = ['read']
     this.clientTimeoutMs = 250
@@ -424,11 +431,12 @@ export class FakeLedger {
     if (f.lease && f.lease.expiresAt > this.now()) {
       const until = stamp(f.lease.expiresAt)
       const reason = mode === 'block'
-        ? `blocked by negative-ledger: verification retry already in progress by ${f.lease.owner} (until ${until})`
-        : `Negative-ledger: another agent is verifying this path (owner ${f.lease.owner} until ${until}); wait for its result.`
+        ? `blocked by negative-ledger: verification retry already in progress by ${f.lease.callId} (until ${until})`
+        : `Negative-ledger: another agent is verifying this path (owner ${f.lease.callId} until ${until}); wait for its result.`
       return [200, { verdict: 'in-progress', mode, fact_id: f.id, reason, checked_at: at }]
     }
-    f.lease = { id: `lease-${this.nextLease++}`, owner: b.tool_call_id, expiresAt: this.now() + this.leaseTtlMs }
+    // The lease's owner is the call: session + tool_call_id (call ids repeat across sessions).
+    f.lease = { id: `lease-${this.nextLease++}`, owner: ownerOf(b), callId: b.tool_call_id, expiresAt: this.now() + this.leaseTtlMs, staleAtGrant: f.status === 'stale' }
     return [200, { verdict: 'verify-retry', mode, fact_id: f.id, lease_id: f.lease.id, checked_at: at }]
   }
 
@@ -445,10 +453,20 @@ export class FakeLedger {
     const fp = this.fingerprint(b)
     if (mode === 'off' || !fp) return [200, { effect: 'none', mode }]
     const f = this.current(b.workspace, fp.key)
-    if (b.lease_id) {
-      if (!f?.lease || f.lease.id !== b.lease_id) return [200, { effect: 'none', mode }]
+    // The holder: the lease's id, or (a check that timed out at the
+    // plugin never told it the id) the lease's owner, session + call.
+    const holder = f?.lease && (b.lease_id ? f.lease.id === b.lease_id : f.lease.owner === ownerOf(b))
+    if (b.lease_id || holder) {
+      if (!holder) return [200, { effect: 'none', mode }]
+      const staleAtGrant = f.lease.staleAtGrant
       f.lease = null
-      if (o.status === 'succeeded') { f.status = 'resolved'; return [200, { effect: 'resolved', mode, fact_id: f.id }] }
+      if (o.status === 'succeeded') {
+        f.status = 'resolved'
+        if (!staleAtGrant) return [200, { effect: 'resolved', mode, fact_id: f.id }]
+        const note = 'Negative-ledger: a previous failure no longer applies because its evidence changed; a retry is allowed.\n' +
+          `- claim: ${f.claim}\n` + (f.kind === 'command_failed' ? `- action preview: ${f.preview}\n` : '')
+        return [200, { effect: 'resolved', mode, fact_id: f.id, note }]
+      }
       if (o.status === 'released') return [200, { effect: 'released', mode, fact_id: f.id }]
       this.evidence(f, fp)
       return [200, { effect: 'evidence', mode, fact_id: f.id }]
@@ -493,7 +511,7 @@ export class FakeLedger {
   }
 
   fs (b) {
-    const bad = fields(b, { session: false, workspace: true, cwd: false, observations: false })
+    const bad = fields(b, { session: true, workspace: true, cwd: false, observations: false })
     if (bad) return [400, bad]
     if (!Array.isArray(b.observations) || b.observations.length === 0) return [400, { error: 'observations: required', field: 'observations' }]
     for (const [i, o] of b.observations.entries()) {
@@ -518,12 +536,15 @@ export class FakeLedger {
   }
 }
 
+/** A lease's owner as mull keys it: the session and the call. */
+const ownerOf = b => `${b.session}\u0000${b.tool_call_id}`
+
 /** learn/ledger's Stamp: RFC 3339 in UTC, whole seconds. */
 const stamp = ms => new Date(ms).toISOString().replace(/\.\d+Z$/, 'Z')
 
 /** A negledger.Call body (plus extra fields, name → required) checked as mull's decoder does. */
 function callFields (b, extra) {
-  const bad = fields(b, { tool_call_id: true, tool: true, args: false, cwd: true, session: false, workspace: true, ...extra })
+  const bad = fields(b, { tool_call_id: true, tool: true, args: false, cwd: true, session: true, workspace: true, ...extra })
   if (bad) return bad
   if (!b.args || typeof b.args !== 'object' || Array.isArray(b.args)) return { error: 'args: want an object', field: 'args' }
   return null

@@ -13,7 +13,7 @@ import (
 
 func ledgerFact(id int64, claim, preview string, exit int, retryAt time.Time) ledger.Fact {
 	return ledger.Fact{ID: id, Kind: ledger.CommandFailed, Claim: claim, Preview: preview, Status: ledger.Active,
-		Current: true, Evidence: []ledger.Witness{{Role: ledger.Outcome, Kind: ledger.WitnessCommandExit, ExitCode: &exit}},
+		Current: true, Source: ledger.SourceAuto, Evidence: []ledger.Witness{{Role: ledger.Outcome, Kind: ledger.WitnessCommandExit, ExitCode: &exit}},
 		Retry: &ledger.RetryCondition{Type: ledger.RetryAfter, At: retryAt}}
 }
 
@@ -68,5 +68,35 @@ func TestFactsFillTheQuotaLast(t *testing.T) {
 	wide := digest.Render(in, digest.Options{})
 	if i, j := strings.Index(wide.Text, "command exited"), strings.Index(wide.Text, "- L10 A"); i < 0 || j < i {
 		t.Errorf("with room, the fact shows in Known failures above the lesson:\n%s", wide.Text)
+	}
+}
+
+// A fact an agent recorded (POST /v1/ledger/facts, source api) is its
+// say-so: shown with the unverified mark an agent-written lesson gets. A
+// fact mull observed (auto) or a person recorded (operator) is unmarked,
+// and a source mull does not know is marked too.
+func TestAgentRecordedFactsAreUnverified(t *testing.T) {
+	at := now.Add(5 * time.Minute)
+	for _, c := range []struct {
+		source string
+		marked bool
+	}{
+		{ledger.SourceAuto, false},
+		{ledger.SourceOperator, false},
+		{ledger.SourceAPI, true},
+		{"", true},
+		{"plugin", true},
+	} {
+		f := ledgerFact(11, "command exited 2 (bash)", "make test", 2, at)
+		f.Source = c.source
+		out := digest.Render(digest.Input{Now: now, Lessons: digest.Lessons{Facts: []ledger.Fact{f}}}, digest.Options{})
+		head := "- command exited 2 (bash) [make test]"
+		want := head + "\n  why:"
+		if c.marked {
+			want = head + " 〈unverified〉\n  why:"
+		}
+		if !strings.Contains(out.Text, want) {
+			t.Errorf("source %q: want %q in:\n%s", c.source, want, out.Text)
+		}
 	}
 }

@@ -77,6 +77,7 @@ func (r *renderer) prepareLessons(in Lessons) {
 			r.blocked++
 			continue
 		}
+		ls[0] += factMarks(f)
 		constraints = append(constraints, ls)
 	}
 	out := lesson.Render(in.InForce, in.Links, lesson.RenderOptions{Precedent: in.Precedent, Constraints: constraints})
@@ -99,6 +100,19 @@ func (r *renderer) prepareLessons(in Lessons) {
 		}
 		r.lessons = append(r.lessons, lb)
 	}
+}
+
+// factMarks marks a ledger fact as marks marks a lesson: a fact an agent
+// recorded (POST /v1/ledger/facts, source api) is its say-so, not mull's
+// observation, so it is shown unverified like an agent-written lesson;
+// only mull's own (auto) and a person's (operator) go unmarked. A source
+// mull does not know is unverified too.
+func factMarks(f ledger.Fact) string {
+	switch f.Source {
+	case ledger.SourceAuto, ledger.SourceOperator:
+		return ""
+	}
+	return markUnverified
 }
 
 func (r *renderer) marks(m memory.Memory) string {
