@@ -226,6 +226,9 @@ type SweepReport struct {
 	ReceiptsPruned     int `json:"receipts_pruned"`
 	ObservationsPruned int `json:"observations_pruned"`
 	WarningsPruned     int `json:"warnings_pruned"`
+	// FactsPruned: resolved and superseded facts (with their events)
+	// older than FactKeep (30 days).
+	FactsPruned int `json:"facts_pruned"`
 }
 
 // PolicyFor is the plugin's policy for a workspace.

@@ -45,6 +45,18 @@ func newHarness(t *testing.T, s *store.Store, cfg config.Ledger) *harness {
 	return &harness{t: t, svc: New(s, cfg, nil), store: s, clock: c}
 }
 
+// known makes session a session mull knows, in workspace.
+func (h *harness) known(session, workspace string) {
+	h.t.Helper()
+	ctx := context.Background()
+	if err := h.store.InTx(ctx, func(tx *sql.Tx) error {
+		_, _, err := h.store.LockSession(ctx, tx, session, workspace, t0)
+		return err
+	}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
 func block() config.Ledger { return config.Ledger{Mode: config.LedgerBlock} }
 func warn() config.Ledger  { return config.Ledger{Mode: config.LedgerWarn} }
 
@@ -522,10 +534,11 @@ func TestValidation(t *testing.T) {
 			return fe.Field
 		}
 		for name, c := range map[string]Call{
-			"tool_call_id": {Tool: "bash", Cwd: "/w", Workspace: "/w"},
-			"tool":         {ToolCallID: "c", Cwd: "/w", Workspace: "/w"},
-			"workspace":    {ToolCallID: "c", Tool: "bash", Cwd: "/w"},
-			"cwd":          {ToolCallID: "c", Tool: "bash", Workspace: "/w"},
+			"tool_call_id": {Tool: "bash", Cwd: "/w", Workspace: "/w", Session: "s1"},
+			"tool":         {ToolCallID: "c", Cwd: "/w", Workspace: "/w", Session: "s1"},
+			"session":      {ToolCallID: "c", Tool: "bash", Cwd: "/w", Workspace: "/w"},
+			"workspace":    {ToolCallID: "c", Tool: "bash", Cwd: "/w", Session: "s1"},
+			"cwd":          {ToolCallID: "c", Tool: "bash", Workspace: "/w", Session: "s1"},
 		} {
 			if _, err := h.svc.Check(ctx, CheckRequest{Call: c}); field(err) != name {
 				t.Fatalf("missing %s: %v", name, err)
@@ -535,6 +548,10 @@ func TestValidation(t *testing.T) {
 			t.Fatalf("bad status: %v", err)
 		}
 		if _, err := h.svc.ObserveFS(ctx, FSRequest{Workspace: "/w", Cwd: "/w",
+			Observations: []FSObservation{{DisplayPath: "/w/a", Observed: "present"}}}); field(err) != "session" {
+			t.Fatalf("fs without a session: %v", err)
+		}
+		if _, err := h.svc.ObserveFS(ctx, FSRequest{Session: "s1", Workspace: "/w", Cwd: "/w",
 			Observations: []FSObservation{{DisplayPath: "/w/a", Observed: "maybe"}}}); !strings.HasPrefix(field(err), "observations[0].") {
 			t.Fatalf("bad observed: %v", err)
 		}
@@ -553,7 +570,7 @@ func TestValidation(t *testing.T) {
 		if _, err := h.svc.List(ctx, Filter{Status: "gone"}); field(err) != "status" {
 			t.Fatalf("bad status filter: %v", err)
 		}
-		if _, err := h.svc.Record(ctx, RecordRequest{OperationID: "o", Workspace: "/w",
+		if _, err := h.svc.Record(ctx, RecordRequest{OperationID: "o", Session: "s1", Workspace: "/w",
 			Fingerprint: ledger.Fingerprint{Kind: ledger.CommandFailed}}); field(err) != "fingerprint.kind" {
 			t.Fatalf("record of a tool kind: %v", err)
 		}
@@ -584,6 +601,7 @@ func TestRecordResolveConstraints(t *testing.T) {
 			Claim:       "the v2 API answers 410 Gone",
 			Evidence:    []ledger.Witness{{Role: ledger.Outcome, Kind: ledger.WitnessErrorCode, Code: "HTTP_410"}},
 			Retry:       &ledger.RetryCondition{Type: ledger.RetryManual}}
+		h.known("s1", "/w")
 		f, err := h.svc.Record(ctx, req)
 		if err != nil || f.Source != ledger.SourceAPI || f.Kind != ledger.APIUnavailable || f.Revision != 1 {
 			t.Fatalf("record = %+v, %v", f, err)

@@ -52,6 +52,45 @@ func newLeaseID() string {
 
 func (s *Service) mode(workspace string) ledger.Mode { return ledger.Mode(s.cfg.ModeFor(workspace)) }
 
+// The longest identifiers and paths a request may carry, in bytes: they
+// are stored (events, leases, observations) and indexed, and Postgres
+// refuses a btree entry over 2704 bytes.
+const (
+	IDMax   = 256  // tool_call_id, session, operation_id
+	PathMax = 4096 // workspace, cwd, a path
+	// CommandMax is the longest command line the ledger tracks: a longer
+	// one is not tracked at all (Check allows it, Observe records
+	// nothing), it is not refused.
+	CommandMax = 64 << 10
+)
+
+func tooLong(field string, v string, max int) error {
+	if len(v) > max {
+		return &FieldError{Field: field, Problem: fmt.Sprintf("%d bytes; at most %d", len(v), max)}
+	}
+	return nil
+}
+
+func validateSession(session string) error {
+	if strings.TrimSpace(session) == "" {
+		return &FieldError{Field: "session", Problem: "required (the DSH session id the call belongs to)"}
+	}
+	return tooLong("session", session, IDMax)
+}
+
+func validateWorkspace(ws, cwd string) error {
+	switch {
+	case strings.TrimSpace(ws) == "":
+		return &FieldError{Field: "workspace", Problem: "required (the DSH cwd of the session)"}
+	case strings.TrimSpace(cwd) == "":
+		return &FieldError{Field: "cwd", Problem: "required (the session's cwd)"}
+	}
+	if err := tooLong("workspace", ws, PathMax); err != nil {
+		return err
+	}
+	return tooLong("cwd", cwd, PathMax)
+}
+
 // validateCall checks what every call-based request needs.
 func validateCall(c Call) error {
 	switch {
@@ -59,24 +98,48 @@ func validateCall(c Call) error {
 		return &FieldError{Field: "tool_call_id", Problem: "required (DSH's callId of the tool call)"}
 	case strings.TrimSpace(c.Tool) == "":
 		return &FieldError{Field: "tool", Problem: "required (the tool's name, e.g. bash)"}
-	case strings.TrimSpace(c.Workspace) == "":
-		return &FieldError{Field: "workspace", Problem: "required (the DSH cwd of the session)"}
-	case strings.TrimSpace(c.Cwd) == "":
-		return &FieldError{Field: "cwd", Problem: "required (the session's cwd)"}
+	}
+	if err := tooLong("tool_call_id", c.ToolCallID, IDMax); err != nil {
+		return err
+	}
+	if err := tooLong("tool", c.Tool, IDMax); err != nil {
+		return err
+	}
+	if err := validateSession(c.Session); err != nil {
+		return err
+	}
+	if err := validateWorkspace(c.Workspace, c.Cwd); err != nil {
+		return err
+	}
+	if wd, ok := c.Args["workdir"].(string); ok {
+		if err := tooLong("args.workdir", wd, PathMax); err != nil {
+			return err
+		}
+	}
+	if p, ok := c.Args["file_path"].(string); ok {
+		if err := tooLong("args.file_path", p, PathMax); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
+// tracked: the call's fingerprint is one the ledger keeps (a command line
+// over CommandMax is not tracked).
+func tracked(fp ledger.Fingerprint) bool { return len(fp.CommandLine) <= CommandMax }
+
 // checkSession refuses a request whose session mull knows under another
 // workspace: a session's workspace is fixed by its first event, and one
 // session must not read or write another workspace's ledger. A session mull
-// has not seen yet (its first events may still be on their way) is fine.
-func (s *Service) checkSession(ctx context.Context, session, workspace string) error {
-	if session == "" {
-		return nil
-	}
+// has not seen yet (its first events may still be on their way) is fine
+// unless known is set (an explicit fact needs a session mull knows: 404
+// otherwise).
+func (s *Service) checkSession(ctx context.Context, session, workspace string, known bool) error {
 	sess, err := s.store.GetSession(ctx, session)
 	if errors.Is(err, store.ErrNotFound) {
+		if known {
+			return fmt.Errorf("session %s: %w", session, ErrNotFound)
+		}
 		return nil
 	}
 	if err != nil {
@@ -138,7 +201,7 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 		return resp, nil
 	}
 	fp, ok := ledger.CallFingerprint(r.Tool, r.Args, r.Cwd, s.cfg.CommandTools, s.cfg.ReadTools)
-	if !ok {
+	if !ok || !tracked(fp) {
 		return resp, nil
 	}
 	key := fp.Key()
@@ -146,7 +209,7 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 	if err != nil || !found || !ledger.Intercepts(f) {
 		return resp, err
 	}
-	if err := s.checkSession(ctx, r.Session, r.Workspace); err != nil {
+	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return CheckResponse{}, err
 	}
 	// The read above decided the fast paths (no fact: allow; warn mode and
@@ -197,6 +260,9 @@ func (s *Service) decide(lt *store.LedgerTx, r CheckRequest, mode ledger.Mode, k
 	out := CheckResponse{Verdict: ledger.AnswerAllow, Mode: mode, CheckedAt: lt.Now}
 	f, found, err := lt.Current(r.Workspace, kind, key)
 	if err != nil || !found || !ledger.Intercepts(f) {
+		return out, err
+	}
+	if f.Lease, err = lt.CurrentLease(f.ID); err != nil {
 		return out, err
 	}
 	now, err := nowFor(lt.Observations, f)
@@ -250,9 +316,9 @@ func (s *Service) decide(lt *store.LedgerTx, r CheckRequest, mode ledger.Mode, k
 		if _, err := lt.Deny(f.ID, rev); err != nil {
 			return out, err
 		}
-		out.Reason = ledger.InProgressReason(lease.Lease.Owner, lease.Lease.ExpiresAt)
+		out.Reason = ledger.InProgressReason(store.LedgerCallerCallID(lease.Lease.Owner), lease.Lease.ExpiresAt)
 	} else {
-		out.Reason = ledger.InProgressNote(lease.Lease.Owner, lease.Lease.ExpiresAt)
+		out.Reason = ledger.InProgressNote(store.LedgerCallerCallID(lease.Lease.Owner), lease.Lease.ExpiresAt)
 	}
 	return out, nil
 }
@@ -341,10 +407,10 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (ObserveRespons
 	if err != nil {
 		return ObserveResponse{}, fieldError(err, "outcome")
 	}
-	if mode == ledger.ModeOff || !ok {
+	if mode == ledger.ModeOff || !ok || !tracked(fp) {
 		return resp, nil
 	}
-	if err := s.checkSession(ctx, r.Session, r.Workspace); err != nil {
+	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return ObserveResponse{}, err
 	}
 	op := store.LedgerOp{RequestHash: requestHash(opObserve, r), Kind: opObserve, ToolCallID: r.ToolCallID, Session: r.Session}
@@ -374,12 +440,20 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 	if err != nil {
 		return out, err
 	}
+	if found {
+		if cur.Lease, err = lt.CurrentLease(cur.ID); err != nil {
+			return out, err
+		}
+	}
 	o := ledger.Observed{Class: class}
 	var now []ledger.Witness
 	if found {
 		o.Current = &cur
 		if l := cur.Lease; l != nil {
-			o.Holder = r.LeaseID != "" && l.ID == r.LeaseID && l.Owner == r.ToolCallID
+			// The holder is the lease's owner (this session's call): with
+			// the lease id Check granted, or without it when the check
+			// timed out on the plugin's side before it learnt the id.
+			o.Holder = l.Owner == store.LedgerCaller(r.Session, r.ToolCallID) && (r.LeaseID == "" || l.ID == r.LeaseID)
 			o.LeasedByOther = !o.Holder && l.ExpiresAt.After(lt.Now)
 		}
 		if ledger.Intercepts(cur) {
@@ -416,7 +490,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			out.FactID = cur.ID
 		}
 		if o.LeasedByOther && mode == ledger.ModeWarn {
-			out.Note = ledger.InProgressNote(cur.Lease.Owner, cur.Lease.ExpiresAt)
+			out.Note = ledger.InProgressNote(store.LedgerCallerCallID(cur.Lease.Owner), cur.Lease.ExpiresAt)
 		}
 		return out, nil
 	case o.Holder:
@@ -427,7 +501,7 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 			v := input(nf)
 			in = &v
 		}
-		res, err := lt.SettleLease(cur.ID, r.LeaseID, how, in)
+		res, err := lt.SettleLease(cur.ID, cur.Lease.ID, how, in)
 		if err != nil {
 			return out, err
 		}
@@ -504,15 +578,30 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 // ObserveFS stores file observations and stales, all or nothing, every
 // current fact of the workspace whose precondition they contradict.
 func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error) {
+	if err := validateSession(r.Session); err != nil {
+		return FSResponse{}, err
+	}
+	if err := validateWorkspace(r.Workspace, r.Cwd); err != nil {
+		return FSResponse{}, err
+	}
 	switch {
-	case strings.TrimSpace(r.Workspace) == "":
-		return FSResponse{}, &FieldError{Field: "workspace", Problem: "required (the DSH cwd of the session)"}
 	case len(r.Observations) == 0:
 		return FSResponse{}, &FieldError{Field: "observations", Problem: "at least one observation is required"}
+	case len(r.Observations) > FSObservationsMax:
+		return FSResponse{}, &FieldError{Field: "observations", Problem: fmt.Sprintf("%d observations; at most %d per request (send the rest in another)",
+			len(r.Observations), FSObservationsMax)}
 	}
 	var rows []store.LedgerObservation
 	touched := map[string]bool{}
 	for i, o := range r.Observations {
+		for _, f := range []struct{ name, v string }{{"path", o.Path}, {"display_path", o.DisplayPath}, {"version", o.Version}} {
+			if err := tooLong(fmt.Sprintf("observations[%d].%s", i, f.name), f.v, PathMax); err != nil {
+				return FSResponse{}, err
+			}
+		}
+		if err := tooLong(fmt.Sprintf("observations[%d].tool_call_id", i), o.ToolCallID, IDMax); err != nil {
+			return FSResponse{}, err
+		}
 		ws, err := ledger.FSWitnesses(r.Cwd, o.Path, o.DisplayPath, o.Observed, o.Version)
 		if err != nil {
 			fe := fieldError(err, "observed").(*FieldError)
@@ -524,12 +613,20 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 			touched[w.Path] = true
 		}
 	}
-	if err := s.checkSession(ctx, r.Session, r.Workspace); err != nil {
+	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return FSResponse{}, err
 	}
-	op := store.LedgerOp{RequestHash: requestHash(opFS, r), Kind: opFS, Session: r.Session}
+	// No receipt: storing an observation is idempotent (the latest state
+	// of its key), and a stale transition applies to an active fact only.
+	// A receipt would make a later identical observation (the file back at
+	// v1) a "replay" that stores nothing.
+	op := store.LedgerOp{Kind: opFS, Session: r.Session}
 	if len(r.Observations) == 1 && r.Observations[0].ToolCallID != "" {
 		op.ToolCallID = r.Observations[0].ToolCallID
+	}
+	keys := make([]string, 0, len(touched))
+	for k := range touched {
+		keys = append(keys, k)
 	}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
@@ -537,18 +634,9 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 			// (in id order) before the observations are written: the
 			// order a missing file's observe takes too (fact, then its
 			// observations), so the two never deadlock.
-			facts, err := lt.CurrentFacts(r.Workspace)
+			ids, err := lt.FactsNaming(r.Workspace, keys)
 			if err != nil {
 				return nil, err
-			}
-			var ids []int64
-			for _, f := range facts {
-				for _, k := range preconditionKeys(f.Evidence) {
-					if touched[k] && f.Status != ledger.Stale {
-						ids = append(ids, f.ID)
-						break
-					}
-				}
 			}
 			held, err := lt.LockFacts(ids)
 			if err != nil {
@@ -557,10 +645,13 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 			if err := lt.UpsertObservations(r.Workspace, rows); err != nil {
 				return nil, err
 			}
+			if _, err := lt.TrimObservations(r.Workspace, ObservationsMax); err != nil {
+				return nil, err
+			}
 			out := FSResponse{Stored: len(rows), Staled: []int64{}}
 			var items []store.TransitionItem
 			for _, f := range held {
-				if !f.Current || f.Status != ledger.Active {
+				if f.Scope != r.Workspace || !f.Current || f.Status != ledger.Active {
 					continue
 				}
 				now, err := nowFor(lt.Observations, f)
@@ -590,8 +681,29 @@ func (s *Service) ObserveFS(ctx context.Context, r FSRequest) (FSResponse, error
 	return FSResponse{}, ErrConflict
 }
 
+// ExplicitMax is how many current explicit facts (source api, from POST
+// /v1/ledger/facts) a workspace may hold: every one reaches its prompt.
+const ExplicitMax = 100
+
+// ObservationsMax is how many file observations a workspace keeps: the
+// oldest go first (a key no longer known stales nothing).
+const ObservationsMax = 10000
+
+// FSObservationsMax is how many observations one /v1/ledger/fs request
+// may carry.
+const FSObservationsMax = 100
+
 // Record stores an explicit fact (approach_rejected, api_unavailable).
 func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, error) {
+	if err := validateSession(r.Session); err != nil {
+		return ledger.Fact{}, err
+	}
+	if err := tooLong("operation_id", r.OperationID, IDMax); err != nil {
+		return ledger.Fact{}, err
+	}
+	if err := tooLong("workspace", r.Workspace, PathMax); err != nil {
+		return ledger.Fact{}, err
+	}
 	switch {
 	case strings.TrimSpace(r.OperationID) == "":
 		return ledger.Fact{}, &FieldError{Field: "operation_id", Problem: "required (one per logical record; a retry sends the same)"}
@@ -606,7 +718,9 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	if err != nil {
 		return ledger.Fact{}, fieldError(err, "evidence")
 	}
-	if err := s.checkSession(ctx, r.Session, r.Workspace); err != nil {
+	// An explicit fact reaches the workspace's prompt as a constraint:
+	// only a session mull knows, in that workspace, may write one.
+	if err := s.checkSession(ctx, r.Session, r.Workspace, true); err != nil {
 		return ledger.Fact{}, err
 	}
 	in := store.FactInput{Scope: r.Workspace, Fingerprint: r.Fingerprint, Key: r.Fingerprint.Key(), Claim: claim,
@@ -614,6 +728,18 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	op := store.LedgerOp{RequestHash: requestHash(opRecord, r), Kind: opRecord, ToolCallID: "record:" + r.OperationID, Session: r.Session}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
+			n, err := lt.CountExplicit(r.Workspace)
+			if err != nil {
+				return nil, err
+			}
+			if n >= ExplicitMax {
+				if cur, found, err := lt.Current(in.Scope, in.Fingerprint.Kind, in.Key); err != nil {
+					return nil, err
+				} else if !found || cur.Status == ledger.Resolved {
+					return nil, &FieldError{Field: "workspace", Problem: fmt.Sprintf(
+						"%q has %d current explicit facts, the most it may hold; resolve some first", r.Workspace, n)}
+				}
+			}
 			res, err := lt.RecordFact(in, 0, store.RecordFlags{})
 			return res.Fact.ID, err
 		})
@@ -720,6 +846,9 @@ const (
 	receiptKeep     = 24 * time.Hour
 	observationKeep = 7 * 24 * time.Hour
 	warningKeepMin  = time.Hour
+	// FactKeep: a resolved or superseded fact (history: it intercepts
+	// nothing) is deleted with its events 30 days after it last changed.
+	FactKeep = 30 * 24 * time.Hour
 )
 
 // Sweep releases expired leases and prunes bookkeeping (ledger_sweep).
@@ -736,6 +865,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 	warnKeep := max(s.cfg.WarningRepeat(), warningKeepMin)
 	rep.ReceiptsPruned, rep.ObservationsPruned, rep.WarningsPruned, err = s.store.LedgerPrune(ctx,
 		now.Add(-receiptKeep), now.Add(-observationKeep), now.Add(-warnKeep))
+	if err != nil {
+		return rep, err
+	}
+	rep.FactsPruned, err = s.store.LedgerPruneFacts(ctx, now.Add(-FactKeep))
 	return rep, err
 }
 

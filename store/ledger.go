@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,6 +13,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/learn/ledger"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // The negative ledger's store (seed 003's SqliteLedgerStore, on both
@@ -191,7 +194,7 @@ func scanLedgerFact(row scanner) (ledger.Fact, error) {
 		}
 	}
 	if leaseID.Valid {
-		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: leaseOwner.String, ExpiresAt: leaseExp.Time.UTC()}
+		f.Lease = &ledger.Lease{ID: leaseID.String, Owner: decodeObsKey(leaseOwner.String), ExpiresAt: leaseExp.Time.UTC()}
 	}
 	return f, nil
 }
@@ -204,14 +207,54 @@ func (s *Store) LedgerCurrentFact(ctx context.Context, scope string, kind ledger
 
 func ledgerCurrent(ctx context.Context, q querier, scope string, kind ledger.Kind, key, lock string) (ledger.Fact, bool, error) {
 	f, err := scanLedgerFact(q.QueryRowContext(ctx, `select `+ledgerFactColumns+ledgerFactFrom+
-		`where f.scope = $1 and f.kind = $2 and f.fingerprint_key = $3 and f.is_current`+lock, scope, string(kind), key))
+		`where f.fingerprint_hash = $1 and f.is_current`+lock, LedgerFingerprintHash(scope, kind, key)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return ledger.Fact{}, false, nil
 	}
 	if err != nil {
 		return ledger.Fact{}, false, fmt.Errorf("ledger: read current fact: %w", err)
 	}
+	if f.Scope != scope || f.Kind != kind {
+		return ledger.Fact{}, false, fmt.Errorf("ledger: fingerprint hash of %s names fact %d of %s", scope, f.ID, f.Scope)
+	}
 	return f, true, nil
+}
+
+// LedgerFingerprintHash is a fact's lookup key: sha256 (hex) of scope,
+// kind and fingerprint key. Facts are matched on it, never on the stored
+// key, which is shown and so has its credentials redacted.
+func LedgerFingerprintHash(scope string, kind ledger.Kind, key string) string {
+	h := sha256.New()
+	h.Write([]byte(scope))
+	h.Write([]byte{0})
+	h.Write([]byte(kind))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// obsHash is an observation key's lookup key in a scope (ledger_observations,
+// ledger_fact_keys).
+func obsHash(scope, key string) string {
+	h := sha256.New()
+	h.Write([]byte(scope))
+	h.Write([]byte{0})
+	h.Write([]byte(key))
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// redacted is a text as it may be shown: credentials replaced by the trust
+// gate's marker (learn/trust).
+func redacted(s string) string { return trust.Check(s).Text }
+
+// redactedFingerprint is a fingerprint as stored and shown.
+func redactedFingerprint(fp ledger.Fingerprint) ledger.Fingerprint {
+	for _, f := range []*string{&fp.Tool, &fp.CommandLine, &fp.Path, &fp.Cwd, &fp.TaskHash, &fp.Endpoint} {
+		if *f != "" {
+			*f = redacted(*f)
+		}
+	}
+	return fp
 }
 
 // LedgerFact is one fact by id (ErrNotFound when there is none).
@@ -324,11 +367,11 @@ func ledgerObservations(ctx context.Context, q querier, scope string, keys []str
 	args := []any{scope}
 	var in []string
 	for _, k := range keys {
-		args = append(args, encodeObsKey(k))
+		args = append(args, obsHash(scope, k))
 		in = append(in, fmt.Sprintf("$%d", len(args)))
 	}
 	rows, err := q.QueryContext(ctx, `select key, observed, version, observed_at, tool_call_id from ledger_observations
-		where scope = $1 and key in (`+strings.Join(in, ", ")+`)`, args...)
+		where key_hash in (`+strings.Join(in, ", ")+`) and scope = $1`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: read observations: %w", err)
 	}
@@ -357,6 +400,13 @@ func (lt *LedgerTx) Current(scope string, kind ledger.Kind, key string) (ledger.
 func (lt *LedgerTx) forUpdate() string {
 	if lt.s.Dialect == Postgres {
 		return " for update of f"
+	}
+	return ""
+}
+
+func (lt *LedgerTx) forUpdateRow() string {
+	if lt.s.Dialect == Postgres {
+		return " for update"
 	}
 	return ""
 }
@@ -392,6 +442,89 @@ func (lt *LedgerTx) Observations(scope string, keys []string) (map[string]Ledger
 	return ledgerObservations(lt.ctx, lt.tx, scope, keys)
 }
 
+// writeFactKeys indexes the file keys a fact's preconditions name
+// (ledger_fact_keys), replacing what its previous evidence named.
+func (lt *LedgerTx) writeFactKeys(factID int64, scope string, evidence []ledger.Witness) error {
+	if _, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_fact_keys where fact_id = $1`, factID); err != nil {
+		return fmt.Errorf("ledger fact %d: keys: %w", factID, err)
+	}
+	seen := map[string]bool{}
+	for _, w := range evidence {
+		if w.Role != ledger.Precondition || w.Kind != ledger.WitnessFileState || w.Path == "" {
+			continue
+		}
+		h := obsHash(scope, w.Path)
+		if seen[h] {
+			continue
+		}
+		seen[h] = true
+		if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_fact_keys (key_hash, fact_id) values ($1, $2)`, h, factID); err != nil {
+			return fmt.Errorf("ledger fact %d: keys: %w", factID, err)
+		}
+	}
+	return nil
+}
+
+// FactsNaming are the ids of the facts whose preconditions name one of the
+// file keys in scope (ledger_fact_keys: no scan of the scope's facts).
+func (lt *LedgerTx) FactsNaming(scope string, keys []string) ([]int64, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	var args []any
+	var in []string
+	for _, k := range keys {
+		args = append(args, obsHash(scope, k))
+		in = append(in, fmt.Sprintf("$%d", len(args)))
+	}
+	rows, err := lt.tx.QueryContext(lt.ctx, `select distinct fact_id from ledger_fact_keys where key_hash in (`+strings.Join(in, ", ")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: facts naming keys: %w", err)
+	}
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
+}
+
+// TrimObservations keeps a scope's newest max observations, dropping the
+// oldest (a key no longer observed is unknown: it stales nothing). It
+// returns how many went.
+func (lt *LedgerTx) TrimObservations(scope string, max int) (int, error) {
+	var n int
+	if err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_observations where scope = $1`, scope).Scan(&n); err != nil {
+		return 0, fmt.Errorf("ledger: count observations: %w", err)
+	}
+	if n <= max {
+		return 0, nil
+	}
+	res, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_observations where key_hash in
+		(select key_hash from ledger_observations where scope = $1 order by observed_at, key_hash limit $2)`, scope, n-max)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: trim observations: %w", err)
+	}
+	gone, err := res.RowsAffected()
+	return int(gone), err
+}
+
+// CountExplicit is how many current, unresolved explicit facts (source
+// api) a scope holds, as this transaction sees it.
+func (lt *LedgerTx) CountExplicit(scope string) (int, error) {
+	var n int
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where scope = $1 and is_current
+		and source = $2 and status in ('active', 'stale')`, scope, ledger.SourceAPI).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("ledger: count explicit facts: %w", err)
+	}
+	return n, nil
+}
+
 // CurrentFacts are the current facts of a scope not resolved (the facts an
 // fs observation may stale), as this transaction sees them.
 func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
@@ -412,9 +545,28 @@ func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
 	return out, rows.Err()
 }
 
+// LedgerCaller is the identity of a tool call across sessions: DSH's call
+// ids (call_0, ...) repeat from session to session, so a lease's owner and
+// an event's call are the session and the call id together.
+func LedgerCaller(session, toolCallID string) string {
+	if session == "" {
+		return toolCallID
+	}
+	return session + "\x00" + toolCallID
+}
+
+// LedgerCallerCallID is the tool call id part of a LedgerCaller identity
+// (what a message shows).
+func LedgerCallerCallID(caller string) string {
+	if _, call, ok := strings.Cut(caller, "\x00"); ok {
+		return call
+	}
+	return caller
+}
+
 func (lt *LedgerTx) callID() string {
 	if lt.op.ToolCallID != "" {
-		return lt.op.ToolCallID
+		return LedgerCaller(lt.op.Session, lt.op.ToolCallID)
 	}
 	if lt.op.RequestHash != "" {
 		return "op:" + lt.op.RequestHash
@@ -427,7 +579,7 @@ func (lt *LedgerTx) callID() string {
 func (lt *LedgerTx) event(factID int64, kind string) (bool, error) {
 	res, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_events (fact_id, tool_call_id, operation_kind, session, at)
 		values ($1, $2, $3, $4, $5) on conflict (fact_id, tool_call_id, operation_kind) do nothing`,
-		factID, lt.callID(), kind, lt.op.Session, lt.Now)
+		factID, encodeObsKey(lt.callID()), kind, lt.op.Session, lt.Now)
 	if err != nil {
 		return false, fmt.Errorf("ledger fact %d: event %s: %w", factID, kind, err)
 	}
@@ -439,15 +591,16 @@ func (lt *LedgerTx) event(factID int64, kind string) (bool, error) {
 // row until the transaction ends, so what is decided against that revision
 // commits against it.
 func (lt *LedgerTx) lock(factID, revision int64) error {
-	res, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1 and revision = $2 and is_current`,
-		factID, revision)
+	// A row lock, not a write: "select ... for update" on Postgres (no dead
+	// tuple, no WAL); a SQLite write transaction holds the database.
+	var one int
+	err := lt.tx.QueryRowContext(lt.ctx, `select 1 from ledger_facts where id = $1 and revision = $2 and is_current`+lt.forUpdateRow(),
+		factID, revision).Scan(&one)
+	if errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("ledger fact %d revision %d: %w", factID, revision, ErrLedgerConflict)
+	}
 	if err != nil {
 		return fmt.Errorf("ledger fact %d: %w", factID, err)
-	}
-	if n, err := res.RowsAffected(); err != nil {
-		return err
-	} else if n == 0 {
-		return fmt.Errorf("ledger fact %d revision %d: %w", factID, revision, ErrLedgerConflict)
 	}
 	return nil
 }
@@ -499,7 +652,7 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 		on conflict (fact_id) do update set lease_id = excluded.lease_id, owner = excluded.owner,
 			fact_revision = excluded.fact_revision, expires_at = excluded.expires_at, acquired_at = excluded.acquired_at
 			where ledger_leases.expires_at <= $6
-		returning lease_id`, factID, leaseID, owner, revision, exp, lt.Now).Scan(&got)
+		returning lease_id`, factID, leaseID, encodeObsKey(owner), revision, exp, lt.Now).Scan(&got)
 	if errors.Is(err, sql.ErrNoRows) {
 		cur, ok, err := lt.lease(factID)
 		if err != nil {
@@ -520,6 +673,18 @@ func (lt *LedgerTx) AcquireLease(factID, revision int64, leaseID string, ttl tim
 	return LeaseResult{Granted: true, TookOver: ok, Lease: ledger.Lease{ID: leaseID, Owner: owner, ExpiresAt: exp}}, nil
 }
 
+// CurrentLease is the fact's lease as this transaction reads it now (nil
+// for none). Read it after the fact's row is held: on Postgres (read
+// committed) a row lock taken after a wait refetches the fact, not a
+// lease joined to it.
+func (lt *LedgerTx) CurrentLease(factID int64) (*ledger.Lease, error) {
+	l, ok, err := lt.lease(factID)
+	if err != nil || !ok {
+		return nil, err
+	}
+	return &l, nil
+}
+
 func (lt *LedgerTx) lease(factID int64) (ledger.Lease, bool, error) {
 	var l ledger.Lease
 	err := lt.tx.QueryRowContext(lt.ctx, `select lease_id, owner, expires_at from ledger_leases where fact_id = $1`, factID).
@@ -530,7 +695,7 @@ func (lt *LedgerTx) lease(factID int64) (ledger.Lease, bool, error) {
 	if err != nil {
 		return l, false, fmt.Errorf("ledger fact %d: read lease: %w", factID, err)
 	}
-	l.ExpiresAt = l.ExpiresAt.UTC()
+	l.ExpiresAt, l.Owner = l.ExpiresAt.UTC(), decodeObsKey(l.Owner)
 	return l, true, nil
 }
 
@@ -607,7 +772,7 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 	if err := in.check(); err != nil {
 		return RecordResult{}, fmt.Errorf("ledger: record fact: %w", err)
 	}
-	fp, err := json.Marshal(in.Fingerprint)
+	fp, err := json.Marshal(redactedFingerprint(in.Fingerprint))
 	if err != nil {
 		return RecordResult{}, err
 	}
@@ -650,11 +815,12 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 			superseded = cur.ID
 		}
 		var id int64
-		err = lt.tx.QueryRowContext(lt.ctx, `insert into ledger_facts (scope, kind, fingerprint_key, fingerprint, claim, preview,
+		err = lt.tx.QueryRowContext(lt.ctx, `insert into ledger_facts (scope, kind, fingerprint_hash, fingerprint_key, fingerprint, claim, preview,
 			evidence, retry, status, revision, is_current, source, created_at, updated_at)
-			values ($1, $2, $3, $4, $5, $6, $7, $8, 'active', 1, true, $9, $10, $10)
-			on conflict (scope, kind, fingerprint_key) where is_current do nothing returning id`,
-			in.Scope, string(in.Fingerprint.Kind), in.Key, string(fp), in.Claim, in.Preview, string(ev), retry, in.Source, lt.Now).Scan(&id)
+			values ($1, $2, $11, $3, $4, $5, $6, $7, $8, 'active', 1, true, $9, $10, $10)
+			on conflict (fingerprint_hash) where is_current do nothing returning id`,
+			in.Scope, string(in.Fingerprint.Kind), redacted(in.Key), string(fp), in.Claim, in.Preview, string(ev), retry, in.Source, lt.Now,
+			LedgerFingerprintHash(in.Scope, in.Fingerprint.Kind, in.Key)).Scan(&id)
 		if errors.Is(err, sql.ErrNoRows) {
 			// Another process recorded it first (committed now): apply
 			// this failure to its fact.
@@ -666,6 +832,9 @@ func (lt *LedgerTx) RecordFact(in FactInput, expectRevision int64, flags RecordF
 		}
 		if err != nil {
 			return RecordResult{}, fmt.Errorf("ledger: insert fact: %w", err)
+		}
+		if err := lt.writeFactKeys(id, in.Scope, in.Evidence); err != nil {
+			return RecordResult{}, err
 		}
 		Failpoint(FailpointLedgerRecord)
 		if superseded != 0 {
@@ -722,6 +891,9 @@ func (lt *LedgerTx) newVersion(cur ledger.Fact, in FactInput, ev []byte, retry s
 	} else if n == 0 {
 		return RecordResult{}, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
 	}
+	if err := lt.writeFactKeys(cur.ID, cur.Scope, in.Evidence); err != nil {
+		return RecordResult{}, err
+	}
 	Failpoint(FailpointLedgerRecord)
 	f, err := lt.Fact(cur.ID)
 	return RecordResult{Fact: f, Counted: counted}, err
@@ -755,14 +927,15 @@ type SettleResult struct {
 func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, failure *FactInput) (SettleResult, error) {
 	// The fact's row first, then its lease, the order every path takes
 	// (AcquireLease, TransitionFacts), so two of them never deadlock.
-	if _, err := lt.tx.ExecContext(lt.ctx, `update ledger_facts set revision = revision where id = $1`, factID); err != nil {
+	var fpHash string
+	if err := lt.tx.QueryRowContext(lt.ctx, `select fingerprint_hash from ledger_facts where id = $1`+lt.forUpdateRow(), factID).Scan(&fpHash); err != nil {
 		return SettleResult{}, fmt.Errorf("ledger fact %d: %w", factID, err)
 	}
 	var owner string
 	var rev int64
 	err := lt.tx.QueryRowContext(lt.ctx, `select owner, fact_revision from ledger_leases where fact_id = $1 and lease_id = $2`,
 		factID, leaseID).Scan(&owner, &rev)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && owner != lt.callID()) {
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && decodeObsKey(owner) != lt.callID()) {
 		f, err := lt.Fact(factID)
 		return SettleResult{Fact: f}, err
 	}
@@ -796,7 +969,7 @@ func (lt *LedgerTx) SettleLease(factID int64, leaseID string, how Settlement, fa
 		if failure == nil {
 			return SettleResult{}, fmt.Errorf("ledger fact %d: a failed settlement needs the failure", factID)
 		}
-		if failure.Key != f.Key || failure.Fingerprint.Kind != f.Kind || failure.Scope != f.Scope {
+		if LedgerFingerprintHash(failure.Scope, failure.Fingerprint.Kind, failure.Key) != fpHash {
 			return SettleResult{}, fmt.Errorf("ledger fact %d: the failure is not the leased fact's", factID)
 		}
 		ev, err := json.Marshal(nonNilWitnesses(failure.Evidence))
@@ -832,6 +1005,9 @@ func (lt *LedgerTx) newVersionAt(cur ledger.Fact, in FactInput, ev []byte, retry
 		return 0, err
 	} else if n == 0 {
 		return 0, fmt.Errorf("ledger fact %d revision %d: %w", cur.ID, cur.Revision, ErrLedgerConflict)
+	}
+	if err := lt.writeFactKeys(cur.ID, cur.Scope, in.Evidence); err != nil {
+		return 0, err
 	}
 	return cur.Revision + 1, nil
 }
@@ -909,10 +1085,10 @@ func (lt *LedgerTx) UpsertObservations(scope string, obs []LedgerObservation) er
 		if at.IsZero() {
 			at = lt.Now
 		}
-		if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_observations (scope, key, observed, version, observed_at, tool_call_id)
-			values ($1, $2, $3, $4, $5, $6) on conflict (scope, key) do update set observed = excluded.observed,
+		if _, err := lt.tx.ExecContext(lt.ctx, `insert into ledger_observations (key_hash, scope, key, observed, version, observed_at, tool_call_id)
+			values ($7, $1, $2, $3, $4, $5, $6) on conflict (key_hash) do update set observed = excluded.observed,
 			version = excluded.version, observed_at = excluded.observed_at, tool_call_id = excluded.tool_call_id`,
-			scope, encodeObsKey(o.Key), o.Observed, o.Version, utcMicro(at), o.ToolCallID); err != nil {
+			scope, encodeObsKey(o.Key), o.Observed, o.Version, utcMicro(at), o.ToolCallID, obsHash(scope, o.Key)); err != nil {
 			return fmt.Errorf("ledger observation %q: %w", o.Key, err)
 		}
 	}
@@ -1034,6 +1210,56 @@ func (s *Store) LedgerPrune(ctx context.Context, receiptsBefore, observationsBef
 	}
 	warnings, err = del(`delete from ledger_warnings where warned_at < $1`, warningsBefore)
 	return
+}
+
+// LedgerPruneFacts deletes, with their events, leases, keys and warning
+// rows, the facts resolved or superseded before before (at most 1000 a
+// call; the sweep runs again). It returns how many facts went.
+func (s *Store) LedgerPruneFacts(ctx context.Context, before time.Time) (int, error) {
+	if before.IsZero() {
+		return 0, nil
+	}
+	n := 0
+	err := s.InTx(ctx, func(tx *sql.Tx) error {
+		rows, err := tx.QueryContext(ctx, `select id from ledger_facts where status in ('resolved', 'superseded') and updated_at < $1
+			order by id limit 1000`, utcMicro(before))
+		if err != nil {
+			return err
+		}
+		var ids []any
+		var in []string
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return err
+			}
+			ids = append(ids, id)
+			in = append(in, fmt.Sprintf("$%d", len(ids)))
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil || len(ids) == 0 {
+			return err
+		}
+		list := strings.Join(in, ", ")
+		for _, q := range []string{
+			`delete from ledger_events where fact_id in (` + list + `)`,
+			`delete from ledger_leases where fact_id in (` + list + `)`,
+			`delete from ledger_fact_keys where fact_id in (` + list + `)`,
+			`delete from ledger_warnings where fact_id in (` + list + `)`,
+			`delete from ledger_facts where id in (` + list + `)`,
+		} {
+			if _, err := tx.ExecContext(ctx, q, ids...); err != nil {
+				return err
+			}
+		}
+		n = len(ids)
+		return nil
+	})
+	if err != nil {
+		return 0, fmt.Errorf("ledger: prune facts: %w", err)
+	}
+	return n, nil
 }
 
 // Observation keys hold a NUL (ledger.ObservationKey: cwd, NUL, path),

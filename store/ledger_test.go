@@ -197,7 +197,7 @@ func TestLedgerConcurrentLeaseIsOne(t *testing.T) {
 		for i, g := range granted {
 			if g {
 				winners++
-				winner = fmt.Sprintf("retry-%d", i)
+				winner = store.LedgerCaller("s1", fmt.Sprintf("retry-%d", i))
 			}
 		}
 		if winners != 1 {
@@ -241,12 +241,12 @@ func TestLedgerExpiredLeaseTakeover(t *testing.T) {
 			t.Fatalf("holder again = %+v, want its own lease", r)
 		}
 		now = now.Add(59 * time.Second)
-		if r := acquire("b"); r.Granted || r.Lease.Owner != "a" {
+		if r := acquire("b"); r.Granted || r.Lease.Owner != store.LedgerCaller("s1", "a") {
 			t.Fatalf("before expiry = %+v, want a's lease", r)
 		}
 		now = now.Add(time.Second)
 		r := acquire("b")
-		if !r.Granted || !r.TookOver || r.Lease.Owner != "b" || !r.Lease.ExpiresAt.Equal(now.Add(time.Minute)) {
+		if !r.Granted || !r.TookOver || r.Lease.Owner != store.LedgerCaller("s1", "b") || !r.Lease.ExpiresAt.Equal(now.Add(time.Minute)) {
 			t.Fatalf("at expiry = %+v, want b taking over", r)
 		}
 		var settled store.SettleResult
@@ -332,7 +332,7 @@ func TestLedgerReceiptReplayCountsOnce(t *testing.T) {
 		}
 		// Another request (another hash) of the same call counts nothing
 		// either: the event is unique per (fact, call, deny).
-		r, replay, err := a.LedgerWrite(ctx, store.LedgerOp{RequestHash: "h-other", Kind: "check", ToolCallID: "c1"},
+		r, replay, err := a.LedgerWrite(ctx, store.LedgerOp{RequestHash: "h-other", Kind: "check", ToolCallID: "c1", Session: "s"},
 			func(lt *store.LedgerTx) (any, error) {
 				counted, err := lt.Deny(f.ID, f.Revision)
 				return counted, err
