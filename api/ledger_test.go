@@ -213,3 +213,34 @@ func TestLedgerRoutesEndToEnd(t *testing.T) {
 		}
 	})
 }
+
+// A fact that keeps changing under a request (here: every commit of the
+// ledger's transaction conflicts) is 503 with Retry-After: 1 after the
+// service's 3 rounds.
+func TestLedgerConflictIs503(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		srv, _ := ledgerServer(t, s, func(c *config.Config) {
+			c.Ledger.Workspaces = map[string]config.LedgerWorkspace{"/b": {Mode: "block"}}
+		})
+		tok := bearer("tok")
+		call := func(id string) string {
+			return `"tool_call_id":"` + id + `","tool":"bash","args":{"command":"make"},"cwd":"/b","session":"s1","workspace":"/b"`
+		}
+		expect(t, serve(srv, "POST", "/v1/ledger/observe", "{"+call("c1")+`,"outcome":{"status":"failed","exit_code":2}}`, tok), http.StatusOK, nil)
+		attempts := 0
+		store.SetFailpointError(func(name string) error {
+			if name == store.FailpointLedgerCommit {
+				attempts++
+				return store.ErrLedgerConflict
+			}
+			return nil
+		})
+		defer store.SetFailpointError(nil)
+		rec := serve(srv, "POST", "/v1/ledger/check", "{"+call("c2")+"}", tok)
+		store.SetFailpointError(nil)
+		expectError(t, rec, http.StatusServiceUnavailable, "3 rounds")
+		if rec.Header().Get("Retry-After") != "1" || attempts != 3 {
+			t.Fatalf("Retry-After %q after %d attempts, want 1 after 3", rec.Header().Get("Retry-After"), attempts)
+		}
+	})
+}

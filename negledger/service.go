@@ -413,8 +413,20 @@ func (s *Service) Observe(ctx context.Context, r ObserveRequest) (ObserveRespons
 	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
 		return ObserveResponse{}, err
 	}
-	op := store.LedgerOp{RequestHash: requestHash(opObserve, r), Kind: opObserve, ToolCallID: r.ToolCallID, Session: r.Session}
 	key := fp.Key()
+	if class != ledger.ClassCommandFailure && class != ledger.ClassFileMissing {
+		// A success or a release changes something only when there is a
+		// current fact: with none (one indexed read), effect none and no
+		// transaction, no receipt.
+		_, found, err := s.store.LedgerCurrentFact(ctx, r.Workspace, fp.Kind, key)
+		if err != nil {
+			return ObserveResponse{}, err
+		}
+		if !found {
+			return resp, nil
+		}
+	}
+	op := store.LedgerOp{RequestHash: requestHash(opObserve, r), Kind: opObserve, ToolCallID: r.ToolCallID, Session: r.Session}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
 			return s.observe(lt, r, mode, fp, key, class)
@@ -509,6 +521,11 @@ func (s *Service) observe(lt *store.LedgerTx, r ObserveRequest, mode ledger.Mode
 		if !res.Applied {
 			out.FactID = cur.ID
 			return out, nil
+		}
+		if how == store.SettleSucceeded && (cur.Status == ledger.Stale || o.Verdict == ledger.VerdictStaleAllow) {
+			// The seed's staleNote: the lease was granted on a stale fact
+			// and its holder's success settled it.
+			out.Note = ledger.StaleNote(fact)
 		}
 	case step.Effect == EffectResolved:
 		if err := lt.TransitionFacts([]store.TransitionItem{{FactID: cur.ID, ExpectedRevision: cur.Revision,
@@ -717,6 +734,16 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	claim, evidence, err := ledger.ValidateRecord(r.Fingerprint.Kind, r.Fingerprint, r.Claim, r.Evidence, r.Retry)
 	if err != nil {
 		return ledger.Fact{}, fieldError(err, "evidence")
+	}
+	// Every text of an explicit fact is shown (admin, CLI): credentials
+	// redacted by the trust gate, like the fingerprint the store keeps.
+	for i := range evidence {
+		w := &evidence[i]
+		for _, f := range []*string{&w.StderrSignature, &w.Code, &w.Path, &w.Observed, &w.Version, &w.Key, &w.Root, &w.Hash} {
+			if *f != "" {
+				*f = trust.Check(*f).Text
+			}
+		}
 	}
 	// An explicit fact reaches the workspace's prompt as a constraint:
 	// only a session mull knows, in that workspace, may write one.

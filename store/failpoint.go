@@ -25,7 +25,34 @@ const (
 	FailpointLedgerSettle = "ledger.settle"
 )
 
+// FailpointLedgerCommit: at the end of every ledger transaction, before
+// its commit; an error from SetFailpointError's hook there rolls the
+// transaction back and is returned (a test returns ErrLedgerConflict to
+// prove the service's optimistic rounds).
+const FailpointLedgerCommit = "ledger.commit"
+
 var failpoint atomic.Pointer[func(name string)]
+
+var failpointErr atomic.Pointer[func(name string) error]
+
+// SetFailpointError installs fn, called at the failpoints that may fail
+// (FailpointLedgerCommit) with their name; nil removes it. For tests only.
+func SetFailpointError(fn func(name string) error) {
+	if fn == nil {
+		failpointErr.Store(nil)
+		return
+	}
+	failpointErr.Store(&fn)
+}
+
+// FailpointError runs the installed error hook, if any, at the failpoint
+// name.
+func FailpointError(name string) error {
+	if fn := failpointErr.Load(); fn != nil {
+		return (*fn)(name)
+	}
+	return nil
+}
 
 // SetFailpoint installs fn, called at every failpoint with its name; nil
 // removes it. For tests only.

@@ -120,7 +120,7 @@ func (s *Store) LedgerWrite(ctx context.Context, op LedgerOp, fn func(lt *Ledger
 				return fmt.Errorf("ledger: store receipt: %w", err)
 			}
 		}
-		return nil
+		return FailpointError(FailpointLedgerCommit)
 	})
 	if errors.Is(err, errReplay) {
 		return response, true, nil
@@ -523,26 +523,6 @@ func (lt *LedgerTx) CountExplicit(scope string) (int, error) {
 		return 0, fmt.Errorf("ledger: count explicit facts: %w", err)
 	}
 	return n, nil
-}
-
-// CurrentFacts are the current facts of a scope not resolved (the facts an
-// fs observation may stale), as this transaction sees them.
-func (lt *LedgerTx) CurrentFacts(scope string) ([]ledger.Fact, error) {
-	rows, err := lt.tx.QueryContext(lt.ctx, `select `+ledgerFactColumns+ledgerFactFrom+
-		`where f.scope = $1 and f.is_current and f.status in ('active', 'stale') order by f.id`, scope)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: current facts: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Fact
-	for rows.Next() {
-		f, err := scanLedgerFact(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: current facts: %w", err)
-		}
-		out = append(out, f)
-	}
-	return out, rows.Err()
 }
 
 // LedgerCaller is the identity of a tool call across sessions: DSH's call
