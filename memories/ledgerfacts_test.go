@@ -23,6 +23,10 @@ func ledgerDigest(t *testing.T, s *store.Store, commitEvery int) (*memories.Serv
 	svc, c := newService(t, s, "workspace")
 	cfg := config.Default()
 	cfg.Lessons.CommitEvery = commitEvery
+	// A cooldown longer than digest.watermark_age: a command fact whose
+	// retry is due is no constraint any more (ledger.Constrains), and the
+	// tests look at facts past watermark_age.
+	cfg.Ledger.CommandRetryAfter = config.Duration(2 * cfg.Digest.WatermarkAge.D())
 	led := negledger.New(s, cfg.Ledger, slog.New(slog.DiscardHandler))
 	return svc.WithLessons(cfg.Lessons, cfg.Reflection).WithLedger(led), led, c
 }

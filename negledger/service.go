@@ -901,8 +901,10 @@ func (s *Service) Sweep(ctx context.Context) (SweepReport, error) {
 }
 
 // Constraints are the current facts of a workspace that still intercept
-// (active, or stale with their evidence back), for the digest's Known
-// failures block, newest first, at most limit.
+// (active, or stale with their evidence back) and whose retry is not yet
+// allowed (ledger.Constrains: a command past its cooldown is no
+// constraint), for the digest's Known failures block, newest first, at
+// most limit.
 func (s *Service) Constraints(ctx context.Context, workspace string, limit int) ([]ledger.Fact, error) {
 	if limit <= 0 {
 		return []ledger.Fact{}, nil
@@ -913,9 +915,13 @@ func (s *Service) Constraints(ctx context.Context, workspace string, limit int) 
 		return nil, err
 	}
 	out := []ledger.Fact{}
+	at := s.store.Now()
 	for _, f := range facts {
 		if len(out) == limit {
 			break
+		}
+		if !ledger.Constrains(f, at) {
+			continue
 		}
 		if f.Status == ledger.Stale {
 			now, err := nowFor(func(scope string, keys []string) (map[string]store.LedgerObservation, error) {

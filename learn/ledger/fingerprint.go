@@ -122,11 +122,14 @@ func ObservationKey(cwd, p string) string {
 // FileKeys are every key one file's state is kept under, and so the keys
 // a file_missing fact's absent preconditions name: the model path scoped
 // by cwd (ObservationKey), the path resolved against cwd when that gives
-// an absolute slash path (an absolute model path is its own key), and the
-// display paths DSH reported for it. A file observed under any of them
-// witnesses the same fact: an fs/observed event carrying only DSH's
-// displayPath, say from a write with another spelling of the path, still
-// stales the fact. Keys are distinct, in that order.
+// an absolute path (an absolute model path is its own key), and the
+// display paths DSH reported for it, each as given and resolved. A file
+// observed under any of them witnesses the same fact: an fs/observed event
+// carrying only DSH's displayPath, say from a write with another spelling
+// of the path, still stales the fact. A resolved path is in one spelling
+// (ResolvedPath): a Windows path's separators are forward slashes and its
+// drive letter upper case, so pwsh's `C:\p\a.txt` and a read of `a.txt` in
+// `c:\p` share the key `C:/p/a.txt`. Keys are distinct, in that order.
 func FileKeys(cwd, p string, display ...string) []string {
 	var keys []string
 	add := func(k string) {
@@ -136,10 +139,12 @@ func FileKeys(cwd, p string, display ...string) []string {
 	}
 	if p != "" {
 		add(ObservationKey(cwd, p))
-		add(resolved(Sanitize(strings.TrimSpace(cwd)), Sanitize(p)))
+		add(ResolvedPath(Sanitize(strings.TrimSpace(cwd)), Sanitize(p)))
 	}
 	for _, d := range display {
-		add(Sanitize(d))
+		d = Sanitize(d)
+		add(d)
+		add(ResolvedPath("", d))
 	}
 	return keys
 }
@@ -153,25 +158,58 @@ func DisplayKey(key string) string {
 	return key
 }
 
-// resolved is p as an absolute slash path, joined onto cwd when relative;
-// empty when neither is absolute.
-func resolved(cwd, p string) string {
+// ResolvedPath is p as an absolute path in one spelling, joined onto cwd
+// when relative; empty when neither is absolute. A slash path is cleaned
+// (path.Clean). A Windows path (a drive path, a UNC or backslash-rooted
+// path, or a relative path under such a cwd) has its backslashes turned
+// into slashes, is cleaned, and its drive letter upper-cased, since
+// Windows paths are case-insensitive there and DSH may report either
+// separator. A backslash in a POSIX path is a file name character and is
+// kept.
+func ResolvedPath(cwd, p string) string {
+	cwd, p = strings.TrimSpace(cwd), strings.TrimSpace(p)
 	switch {
+	case p == "":
+		return ""
 	case strings.HasPrefix(p, "/"):
 		return path.Clean(p)
+	case isWindowsAbs(p):
+		return windowsSlash(p)
 	case strings.HasPrefix(cwd, "/"):
 		return path.Join(cwd, p)
+	case isWindowsAbs(cwd):
+		return windowsSlash(cwd + `\` + p)
 	}
 	return ""
 }
 
+// isWindowsAbs: a drive path (C:\ or C:/) or a UNC or backslash-rooted
+// path.
+func isWindowsAbs(p string) bool {
+	return strings.HasPrefix(p, `\`) || isDrive(p)
+}
+
+func isDrive(p string) bool {
+	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') && unicode.IsLetter(rune(p[0]))
+}
+
+// windowsSlash is a Windows path with forward slashes, cleaned, its drive
+// letter upper case; ".." never climbs above the drive or a UNC path's
+// "//".
+func windowsSlash(p string) string {
+	s := strings.ReplaceAll(p, `\`, "/")
+	switch {
+	case isDrive(s):
+		return strings.ToUpper(s[:1]) + ":" + path.Clean(s[2:])
+	case strings.HasPrefix(s, "//"):
+		return "/" + path.Clean(s[1:])
+	}
+	return path.Clean(s) // backslash-rooted: the current drive's root
+}
+
 // isAbs: a slash path, a UNC or backslash-rooted path, or a drive path.
 func isAbs(p string) bool {
-	if strings.HasPrefix(p, "/") || strings.HasPrefix(p, `\`) {
-		return true
-	}
-	return len(p) >= 3 && p[1] == ':' && (p[2] == '\\' || p[2] == '/') &&
-		unicode.IsLetter(rune(p[0]))
+	return strings.HasPrefix(p, "/") || isWindowsAbs(p)
 }
 
 // join puts a relative dir under cwd, with the separator cwd uses.

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"slices"
 	"strings"
 	"testing"
 )
@@ -149,5 +150,77 @@ func TestSanitize(t *testing.T) {
 	}
 	if got := Sanitize("ünï ✓"); got != "ünï ✓" {
 		t.Errorf("Sanitize changed printable text: %q", got)
+	}
+}
+
+func TestResolvedPath(t *testing.T) {
+	for _, tc := range []struct{ cwd, p, want string }{
+		{"/ws", "x.txt", "/ws/x.txt"},
+		{"/ws", "./src/../x.txt", "/ws/x.txt"},
+		{"/ws", "/abs//x.txt", "/abs/x.txt"},
+		{"", "/abs/x.txt", "/abs/x.txt"},
+		{"", "rel.txt", ""},
+		{"rel", "x.txt", ""},
+		// Windows: one spelling, forward slashes, drive upper case.
+		{`C:\p`, "a.txt", "C:/p/a.txt"},
+		{`c:\p`, `sub\a.txt`, "C:/p/sub/a.txt"},
+		{`C:\p\`, `..\q\a.txt`, "C:/q/a.txt"},
+		{"", `C:\p\a.txt`, "C:/p/a.txt"},
+		{"", `c:/p/a.txt`, "C:/p/a.txt"},
+		{"/ws", `D:\other\a.txt`, "D:/other/a.txt"},
+		{"", `C:\..\..\a.txt`, "C:/a.txt"},
+		{"", `\\srv\share\a.txt`, "//srv/share/a.txt"},
+		{`\\srv\share`, `..\..\a.txt`, "//a.txt"},
+		// A backslash in a POSIX name is a character, not a separator.
+		{"/ws", `a\b.txt`, `/ws/a\b.txt`},
+		{"/ws", "", ""},
+	} {
+		if got := ResolvedPath(tc.cwd, tc.p); got != tc.want {
+			t.Errorf("ResolvedPath(%q, %q) = %q, want %q", tc.cwd, tc.p, got, tc.want)
+		}
+	}
+}
+
+// The keys a read's fact is witnessed under and the keys an fs
+// observation is stored under meet, whichever spelling each side has.
+func TestFileKeysMeet(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		cwd, p   string   // the read (model path, session cwd)
+		fsModel  string   // the fs observation's model path (with the same cwd)
+		fsDisp   string   // and its display path
+		meet     bool     // some key in common
+		wantKeys []string // the read's keys, when given
+	}{
+		{name: "posix display", cwd: "/w", p: "src/a.go", fsDisp: "/w/src/a.go", meet: true,
+			wantKeys: []string{"/w\x00src/a.go", "/w/src/a.go"}},
+		{name: "posix model only", cwd: "/w", p: "src/a.go", fsModel: "src/a.go", meet: true},
+		{name: "posix other file", cwd: "/w", p: "src/a.go", fsDisp: "/w/src/b.go"},
+		{name: "posix other project", cwd: "/w", p: "src/a.go", fsDisp: "/v/src/a.go"},
+		{name: "windows display", cwd: `C:\p`, p: "a.txt", fsDisp: `C:\p\a.txt`, meet: true,
+			wantKeys: []string{"C:\\p\x00a.txt", "C:/p/a.txt"}},
+		{name: "windows display, slashes", cwd: `C:\p`, p: "a.txt", fsDisp: "C:/p/a.txt", meet: true},
+		{name: "windows display, drive case", cwd: `c:\p`, p: `sub\a.txt`, fsDisp: `C:\p\sub\a.txt`, meet: true},
+		{name: "windows absolute model path", cwd: `C:\p`, p: `C:\p\a.txt`, fsDisp: `c:/p/a.txt`, meet: true},
+		{name: "windows model only", cwd: `C:\p`, p: "a.txt", fsModel: "a.txt", meet: true},
+		{name: "windows other drive", cwd: `C:\p`, p: "a.txt", fsDisp: `D:\p\a.txt`},
+	} {
+		read := FileKeys(tc.cwd, tc.p)
+		if tc.wantKeys != nil && strings.Join(read, "|") != strings.Join(tc.wantKeys, "|") {
+			t.Errorf("%s: read keys %q, want %q", tc.name, read, tc.wantKeys)
+		}
+		fs := FileKeys(tc.cwd, tc.fsModel, tc.fsDisp)
+		meet := false
+		for _, k := range fs {
+			meet = meet || slices.Contains(read, k)
+		}
+		if meet != tc.meet {
+			t.Errorf("%s: read keys %q and fs keys %q meet = %v, want %v", tc.name, read, fs, meet, tc.meet)
+		}
+	}
+	// A display path is kept as given too (command_dependencies name
+	// files that way) and then in its resolved spelling.
+	if got := FileKeys("", "", `C:\p\Makefile`); strings.Join(got, "|") != `C:\p\Makefile|C:/p/Makefile` {
+		t.Errorf("display keys = %q", got)
 	}
 }

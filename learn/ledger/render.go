@@ -17,6 +17,18 @@ const (
 	hashMax  = 12
 )
 
+// Constrains says whether fact f is still a constraint at time at, one
+// the digest's Known failures block ("do not do this") may show: not once
+// its retry condition allows a retry (a command's cooldown has passed, an
+// after branch of anyOf is due). The ledger's check then answers
+// verify-retry, so the prompt must not say the opposite. A fact with no
+// retry condition, or never/manual, stays one until its evidence changes
+// or a person resolves it. The caller has already asked Intercepts and
+// whether a stale fact's evidence is back.
+func Constrains(f Fact, at time.Time) bool {
+	return RetryVerdict(f.Retry, at) != VerdictAllow
+}
+
 // ConstraintLines are fact f as a constraint of the digest's Known
 // failures block at time at, in the lesson blocks' item shape (a first
 // line opening with "- ", then labelled lines opening with two spaces):

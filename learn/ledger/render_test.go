@@ -92,3 +92,30 @@ func TestConstraintLinesPreconditionKinds(t *testing.T) {
 		t.Errorf("lineKeepingCuts = %q", got)
 	}
 }
+
+// A fact whose retry is due is no constraint any more: the check answers
+// verify-retry, so the digest must not say "do not do this".
+func TestConstrains(t *testing.T) {
+	at := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	after := func(d time.Duration) *RetryCondition { return &RetryCondition{Type: RetryAfter, At: at.Add(d)} }
+	cmd := func(c *RetryCondition) Fact { f := npmInstall; f.Retry = c; return f }
+	file := NewFileFact("/ws", FileFingerprint("x.txt", "/ws"), nil, at)
+	for _, tc := range []struct {
+		name string
+		f    Fact
+		want bool
+	}{
+		{"command cooling down (1s left)", cmd(after(time.Second)), true},
+		{"command due exactly now", cmd(after(0)), false},
+		{"command due a second ago", cmd(after(-time.Second)), false},
+		{"command, manual", cmd(&RetryCondition{Type: RetryManual}), true},
+		{"command, never", cmd(&RetryCondition{Type: RetryNever}), true},
+		{"anyOf with a due after", cmd(&RetryCondition{Type: RetryAnyOf, Conditions: []RetryCondition{{Type: RetryManual}, *after(-time.Minute)}}), false},
+		{"anyOf, after not due", cmd(&RetryCondition{Type: RetryAnyOf, Conditions: []RetryCondition{{Type: RetryManual}, *after(time.Minute)}}), true},
+		{"missing file (waits for its evidence)", file, true},
+	} {
+		if got := Constrains(tc.f, at); got != tc.want {
+			t.Errorf("%s: Constrains = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

@@ -45,10 +45,17 @@ func TestFactsAreKnownFailures(t *testing.T) {
 	if !slices.Equal(out.Lessons, []int64{10}) {
 		t.Errorf("Output.Lessons = %v, want only the lesson L10", out.Lessons)
 	}
-	alone := digest.Render(digest.Input{Now: at.Add(time.Second), Lessons: digest.Lessons{Facts: facts[:1]}}, digest.Options{})
+	alone := digest.Render(digest.Input{Now: at.Add(-time.Second), Lessons: digest.Lessons{Facts: facts[:1]}}, digest.Options{})
 	if !strings.Contains(alone.Text, "#### Known failures\nActions that produced") ||
 		!strings.Contains(alone.Text, "- command exited 2 (bash) [make") {
-		t.Errorf("a fact alone, its retry due:\n%s", alone.Text)
+		t.Errorf("a fact alone, a second before its retry:\n%s", alone.Text)
+	}
+	// Once its retry is due the check answers verify-retry: the digest
+	// must not say "do not do this" (ledger.Constrains), nor count it as
+	// blocked by the gate.
+	due := digest.Render(digest.Input{Now: at, Lessons: digest.Lessons{Facts: facts[:1]}}, digest.Options{})
+	if strings.Contains(due.Text, "command exited") || strings.Contains(due.Text, "#### Known failures") || due.Blocked != 0 {
+		t.Errorf("a fact alone, its retry due, is shown (blocked %d):\n%s", due.Blocked, due.Text)
 	}
 }
 

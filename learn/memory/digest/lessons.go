@@ -72,6 +72,9 @@ func (r *renderer) prepareLessons(in Lessons) {
 	}
 	var constraints [][]string
 	for _, f := range in.Facts {
+		if !ledger.Constrains(f, r.now) { // its retry is due: no "do not do this"
+			continue
+		}
 		ls, ok := ledger.ConstraintLines(f, r.now)
 		if !ok {
 			r.blocked++
