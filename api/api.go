@@ -202,6 +202,24 @@ type errorBody struct {
 	Error string `json:"error"`
 }
 
+// readJSONBody reads a body of at most 1 MiB whose strings every store
+// keeps faithfully (checkJSONBody), answering the error itself when it
+// cannot: decodeBody's and decodeLedger's first half.
+func readJSONBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+	switch {
+	case isTooBig(err):
+		writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
+		return nil, false
+	case err != nil:
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return nil, false
+	case !checkJSONBody(w, body):
+		return nil, false
+	}
+	return body, true
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	writeJSON(w, status, errorBody{Error: msg})
 }
@@ -211,15 +229,8 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 // invalid UTF-8, lone surrogates, over maxBodyString bytes: 400 naming the
 // JSON path), and answers the error itself when it fails.
 func decodeBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	switch {
-	case isTooBig(err):
-		writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
-		return false
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
-		return false
-	case !checkJSONBody(w, body):
+	body, ok := readJSONBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := strictDecode(body, v); err != nil {

@@ -3,7 +3,6 @@ package api
 import (
 	"encoding/json"
 	"errors"
-	"io"
 	"net/http"
 
 	"github.com/mullhq/mull/negledger"
@@ -72,15 +71,8 @@ func writeCompact(w http.ResponseWriter, status int, v any) {
 // programs: a decoding error is a 400 with the field it is about (an
 // unknown field, a wrong type, a bad time) in the body's "field".
 func decodeLedger(w http.ResponseWriter, r *http.Request, v any) bool {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
-	switch {
-	case isTooBig(err):
-		writeError(w, http.StatusRequestEntityTooLarge, "body over 1 MiB")
-		return false
-	case err != nil:
-		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
-		return false
-	case !checkJSONBody(w, body):
+	body, ok := readJSONBody(w, r)
+	if !ok {
 		return false
 	}
 	if err := strictDecode(body, v); err != nil {
