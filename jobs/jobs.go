@@ -75,8 +75,6 @@ type Deps struct {
 	// Config is the loaded configuration (with defaults): each kind reads
 	// its own keys from it.
 	Config config.Config
-	// Negledger is the negative ledger ledger_sweep sweeps.
-	Negledger *negledger.Service
 }
 
 // Wiring is what Register hands back to the process.
@@ -119,18 +117,10 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 	registerReflectTask(reg, d, svc)
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
-	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: negledgerOf(d), Logger: d.Logger.With("component", "ledger_sweep")})
+	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: negledger.New(d.Store, cfg.Ledger, d.Logger.With("component", "ledger")),
+		Logger: d.Logger.With("component", "ledger_sweep")})
 
 	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
-}
-
-// negledgerOf is d's ledger service, or one built from its store and
-// config when the caller has none to share (tests of other kinds).
-func negledgerOf(d Deps) *negledger.Service {
-	if d.Negledger != nil {
-		return d.Negledger
-	}
-	return negledger.New(d.Store, d.Config.Ledger, d.Logger.With("component", "ledger"))
 }
 
 // RetroCaps are the retros' excerpt caps from config retro.excerpt.

@@ -123,7 +123,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Runner: a.runner, Config: a.cfg, Negledger: a.negledger})
+		Runner: a.runner, Config: a.cfg})
 	a.ingest, a.builtin = w.Ingest, w.Cron
 	a.tasks = tasks.New(a.store, a.memories, a.ingest, a.cfg.Reflection)
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{
