@@ -92,6 +92,8 @@ type Config struct {
 
 	// Ledger configures the negative ledger (seed 003).
 	Ledger Ledger `toml:"ledger"`
+	// Harness configures harness refinement (seed 004).
+	Harness Harness `toml:"harness"`
 }
 
 // Log configures logging.
@@ -209,6 +211,7 @@ func (c Config) WithDefaults() Config {
 	c.Consolidate = c.Consolidate.withDefaults()
 	c.Reflection = c.Reflection.withDefaults()
 	c.Ledger = c.Ledger.withDefaults()
+	c.Harness = c.Harness.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -268,7 +271,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate, c.Ledger.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate, c.Ledger.validate, c.Harness.validate} {
 		if err := v(); err != nil {
 			return err
 		}

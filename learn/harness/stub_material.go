@@ -1,0 +1,190 @@
+package harness
+
+import "time"
+
+// Slice B replaces this file (prompt.go, parse.go, trajectory.go,
+// project.go, skill.go, wrapup.go, trigger.go): the signatures below are
+// the contract.
+
+// MaxQueryChars caps the projection's query (the seed's 400).
+const MaxQueryChars = 400
+
+// ContentMaxChars is the projection's truncation (the seed's 180).
+const ContentMaxChars = 180
+
+// Prompt is one LLM call's messages, laid out for DeepSeek's prefix cache:
+// System is fixed and byte-identical for the review and the planner call,
+// Material (the state overview, the history and the trajectory) is the
+// same for both calls of one job, and Ask, last, is the call's own.
+type Prompt struct {
+	System   string
+	Material string
+	Ask      string
+}
+
+// MaterialInput is what the model reads about the harness and the session.
+type MaterialInput struct {
+	Trigger    Trigger
+	State      State
+	History    []Refinement
+	Trajectory string
+}
+
+// ReviewPrompt is the review call: it answers {"approved","rationale"}.
+func ReviewPrompt(in MaterialInput) Prompt { return Prompt{} }
+
+// PlanPrompt is the planner call: it answers {"id","summary","edits"}.
+// review is the review's verdict (automatic path; nil for a manual
+// refine); instruction is the person's or the agent's, if any.
+func PlanPrompt(in MaterialInput, scope Scope, review *Review, instruction string) Prompt {
+	return Prompt{}
+}
+
+// ParseReview parses the review answer strictly (the first { through the
+// last } is taken as JSON, as in the seed; unknown fields, wrong types and
+// a missing field are errors naming the JSON path).
+func ParseReview(raw []byte) (Review, error) { return Review{}, nil }
+
+// ParseProposal parses the planner answer strictly, like ParseReview.
+// Edits are not validated here (Apply's rule 1 records them as rejected).
+func ParseProposal(raw []byte) (Proposal, error) { return Proposal{}, nil }
+
+// Route is how the trajectory was laid out.
+type Route string
+
+// The routes: A, the verbatim tail of the session's turns (when the
+// session showed cache reads, so its own prefix is warm); B, a summary: a
+// verbatim signal layer (failures, errors, feedback) of SignalRatio of the
+// budget and a one-line-per-turn summary of the rest.
+const (
+	RouteVerbatim Route = "verbatim"
+	RouteSummary  Route = "summary"
+)
+
+// Turn is one event of the session, as the trajectory reads it.
+type Turn struct {
+	At time.Time
+	// Type: user_message, assistant_message, tool_result, error, feedback,
+	// turn_end, compaction_end.
+	Type string
+	Text string
+	// Failed marks a failed tool result (and errors): signal.
+	Failed bool
+}
+
+// TrajectoryInput is the session's events and the budget.
+type TrajectoryInput struct {
+	Turns       []Turn
+	MaxChars    int
+	SignalRatio float64
+	// CacheReads is the session's prompt_cache_hit_tokens so far (its
+	// usage events): > 0 picks route A.
+	CacheReads int64
+}
+
+// Trajectory lays the session out for the model, tail-biased, within
+// MaxChars.
+func Trajectory(in TrajectoryInput) (text string, route Route) { return "", RouteSummary }
+
+// Query is the projection's query: the latest direct user message,
+// skipping acknowledgements and punctuation-only text, whitespace
+// collapsed, at most MaxQueryChars. messages are oldest first.
+func Query(messages []string) string { return "" }
+
+// Projection is what the agent is shown of its harness.
+type Projection struct {
+	Text string
+	// Keys are the entries shown: "<global|local>:<kind>:<id>".
+	Keys []string
+	// ETag is a hash of Text.
+	ETag string
+}
+
+// ProjectOptions tune Project.
+type ProjectOptions struct {
+	// MaxPerKind is harness.max_injected_per_kind (6).
+	MaxPerKind int
+	// IsLocal reports whether a merged entry is the session's own.
+	IsLocal func(k Kind, id string) bool
+	// Recent are the latest refinements, newest last.
+	Recent []Refinement
+}
+
+// Project ranks and renders the merged state for query: a title match
+// scores 2, a content match 1; ties go to the newer, then by id; at most
+// MaxPerKind per kind; ContentMaxChars truncation; every shown text passes
+// the render-time trust gate; archived and shadowed entries are left out.
+func Project(merged State, query string, o ProjectOptions) Projection { return Projection{} }
+
+// SkillName is the DSH skill name of a harness skill entry: "mull-<id>".
+func SkillName(id string) string { return "mull-" + id }
+
+// SkillMarkdown renders a skill entry as DSH's SKILL.md (frontmatter
+// name/description/metadata with mull's provenance, then the body).
+func SkillMarkdown(e Entry) string { return "" }
+
+// PlaybookSkill is a retro playbook as a skill entry (id
+// "playbook-<slug>", its steps as a numbered list).
+func PlaybookSkill(slug string, steps []string, updated time.Time) Entry { return Entry{} }
+
+// Fate is a wrap-up suggestion's verdict.
+type Fate string
+
+// The fates.
+const (
+	Keep    Fate = "keep"
+	Promote Fate = "promote"
+	Archive Fate = "archive"
+)
+
+// Suggestion is one wrap-up suggestion.
+type Suggestion struct {
+	ID     string `json:"id"`
+	Kind   Kind   `json:"kind"`
+	Fate   Fate   `json:"fate"`
+	Reason string `json:"reason"`
+}
+
+// Wrapup classifies a session's local entries (the seed's suggestWrapup):
+// never injected → archive; injected and no same-id global → promote;
+// else keep. injections counts a local entry's injections.
+func Wrapup(local, global State, injections func(k Kind, id string) int) []Suggestion { return nil }
+
+// Gate is one scope's review bookkeeping (the seed's SessionGateState),
+// kept in the store so it survives restarts.
+type Gate struct {
+	// Turns since the last attempt finished.
+	Turns int
+	// Pending: a review is due but its attempt has not started.
+	Pending       bool
+	PendingReason Trigger
+	// Enqueued: a review job is queued or running (the unique job).
+	Enqueued bool
+	// LastAttemptAt is when the last attempt started (the cooldown's anchor).
+	LastAttemptAt time.Time
+	// Closed: the session ended; late events start nothing.
+	Closed bool
+}
+
+// GateRules are the harness.* keys the gate reads.
+type GateRules struct {
+	TurnInterval int
+	Cooldown     time.Duration
+	Compact      bool
+}
+
+// OnTurn counts a turn_end; start reports whether to enqueue a review now.
+func OnTurn(g Gate, now time.Time, r GateRules) (next Gate, start bool) { return g, false }
+
+// OnCompaction makes a review due (when r.Compact).
+func OnCompaction(g Gate, now time.Time, r GateRules) (next Gate, start bool) { return g, false }
+
+// OnSessionEnd drains a due review, ignoring the cooldown, and closes the
+// gate.
+func OnSessionEnd(g Gate) (next Gate, start bool) { return g, false }
+
+// Started records an attempt's start (the cooldown's anchor).
+func Started(g Gate, now time.Time) Gate { return g }
+
+// Finished records an attempt's end: the counter resets.
+func Finished(g Gate) Gate { return g }
