@@ -40,6 +40,9 @@ func TombstoneKey(k Kind, id string) string { return string(k) + "/" + id }
 //     injection telemetry); any other edit sets the source session only,
 //     lifecycle and pin being the archive and pin edits' own.
 //   - A create carries a protection only off the automatic path.
+//   - As in the seed, an archive edit ignores any content, title or pin it
+//     carries, and a pin edit any content or title: lifecycle edits change
+//     the lifecycle only.
 //   - The summary passes the trust gate (redacted; a quarantined one is
 //     replaced by the gate's message).
 func Apply(cur State, p Proposal, o ApplyOptions) (Refinement, State) {
