@@ -6,12 +6,6 @@ import "time"
 // project.go, skill.go, wrapup.go, trigger.go): the signatures below are
 // the contract.
 
-// MaxQueryChars caps the projection's query (the seed's 400).
-const MaxQueryChars = 400
-
-// ContentMaxChars is the projection's truncation (the seed's 180).
-const ContentMaxChars = 180
-
 // Prompt is one LLM call's messages, laid out for DeepSeek's prefix cache:
 // System is fixed and byte-identical for the review and the planner call,
 // Material (the state overview, the history and the trajectory) is the
@@ -85,36 +79,6 @@ type TrajectoryInput struct {
 // Trajectory lays the session out for the model, tail-biased, within
 // MaxChars.
 func Trajectory(in TrajectoryInput) (text string, route Route) { return "", RouteSummary }
-
-// Query is the projection's query: the latest direct user message,
-// skipping acknowledgements and punctuation-only text, whitespace
-// collapsed, at most MaxQueryChars. messages are oldest first.
-func Query(messages []string) string { return "" }
-
-// Projection is what the agent is shown of its harness.
-type Projection struct {
-	Text string
-	// Keys are the entries shown: "<global|local>:<kind>:<id>".
-	Keys []string
-	// ETag is a hash of Text.
-	ETag string
-}
-
-// ProjectOptions tune Project.
-type ProjectOptions struct {
-	// MaxPerKind is harness.max_injected_per_kind (6).
-	MaxPerKind int
-	// IsLocal reports whether a merged entry is the session's own.
-	IsLocal func(k Kind, id string) bool
-	// Recent are the latest refinements, newest last.
-	Recent []Refinement
-}
-
-// Project ranks and renders the merged state for query: a title match
-// scores 2, a content match 1; ties go to the newer, then by id; at most
-// MaxPerKind per kind; ContentMaxChars truncation; every shown text passes
-// the render-time trust gate; archived and shadowed entries are left out.
-func Project(merged State, query string, o ProjectOptions) Projection { return Projection{} }
 
 // SkillName is the DSH skill name of a harness skill entry: "mull-<id>".
 func SkillName(id string) string { return "mull-" + id }
