@@ -80,36 +80,3 @@ type TrajectoryInput struct {
 // MaxChars.
 func Trajectory(in TrajectoryInput) (text string, route Route) { return "", RouteSummary }
 
-// SkillName is the DSH skill name of a harness skill entry: "mull-<id>".
-func SkillName(id string) string { return "mull-" + id }
-
-// SkillMarkdown renders a skill entry as DSH's SKILL.md (frontmatter
-// name/description/metadata with mull's provenance, then the body).
-func SkillMarkdown(e Entry) string { return "" }
-
-// PlaybookSkill is a retro playbook as a skill entry (id
-// "playbook-<slug>", its steps as a numbered list).
-func PlaybookSkill(slug string, steps []string, updated time.Time) Entry { return Entry{} }
-
-// Fate is a wrap-up suggestion's verdict.
-type Fate string
-
-// The fates.
-const (
-	Keep    Fate = "keep"
-	Promote Fate = "promote"
-	Archive Fate = "archive"
-)
-
-// Suggestion is one wrap-up suggestion.
-type Suggestion struct {
-	ID     string `json:"id"`
-	Kind   Kind   `json:"kind"`
-	Fate   Fate   `json:"fate"`
-	Reason string `json:"reason"`
-}
-
-// Wrapup classifies a session's local entries (the seed's suggestWrapup):
-// never injected → archive; injected and no same-id global → promote;
-// else keep. injections counts a local entry's injections.
-func Wrapup(local, global State, injections func(k Kind, id string) int) []Suggestion { return nil }
