@@ -34,15 +34,6 @@ func PlanPrompt(in MaterialInput, scope Scope, review *Review, instruction strin
 	return Prompt{}
 }
 
-// ParseReview parses the review answer strictly (the first { through the
-// last } is taken as JSON, as in the seed; unknown fields, wrong types and
-// a missing field are errors naming the JSON path).
-func ParseReview(raw []byte) (Review, error) { return Review{}, nil }
-
-// ParseProposal parses the planner answer strictly, like ParseReview.
-// Edits are not validated here (Apply's rule 1 records them as rejected).
-func ParseProposal(raw []byte) (Proposal, error) { return Proposal{}, nil }
-
 // Route is how the trajectory was laid out.
 type Route string
 
@@ -79,4 +70,3 @@ type TrajectoryInput struct {
 // Trajectory lays the session out for the model, tail-biased, within
 // MaxChars.
 func Trajectory(in TrajectoryInput) (text string, route Route) { return "", RouteSummary }
-
