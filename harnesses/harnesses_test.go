@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -507,6 +508,165 @@ func TestReviews(t *testing.T) {
 		})
 		if !errors.As(err, &fe) {
 			t.Errorf("bad outcome: %v", err)
+		}
+	})
+}
+
+// The projection ranks the merged harness for the session's latest direct
+// user message; injections are counted per key (unknown keys ignored) and
+// the wrap-up reads them: injected local → promote, never → archive.
+func TestProjectionInjectionsWrapup(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, c := newService(t, s, config.Harness{MaxInjectedPerKind: 1})
+		apply(t, svc, plan("g", create(harness.KindMemory, "deploy", "run make deploy"), create(harness.KindMemory, "tests", "run the tests: go test")))
+		l := plan("l", create(harness.KindPrompt, "style", "short answers"), create(harness.KindPrompt, "unused", "zzz"))
+		l.Scope = harness.Local("s1")
+		apply(t, svc, l)
+		evs := []store.Event{
+			{ID: "e1", SessionID: "s1", Workspace: "/w", Type: "user_message", Time: c.Now(), Payload: []byte(`{"text":"how do I deploy?","source":"user"}`), Source: store.SourcePush},
+			{ID: "e2", SessionID: "s1", Workspace: "/w", Type: "user_message", Time: c.Advance(time.Second), Payload: []byte(`{"text":"ok","source":"user"}`), Source: store.SourcePush},
+			{ID: "e3", SessionID: "s1", Workspace: "/w", Type: "user_message", Time: c.Advance(time.Second), Payload: []byte(`{"text":"plugin text","source":"plugin"}`), Source: store.SourcePush},
+		}
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			if _, _, err := s.LockSession(ctx, tx, "s1", "/w", t0); err != nil {
+				return err
+			}
+			if _, err := s.InsertEvents(ctx, tx, evs); err != nil {
+				return err
+			}
+			return s.NumberEvents(ctx, tx, "s1", 0, []string{"e1", "e2", "e3"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := svc.Projection(ctx, "s1", "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if p.Query != "how do I deploy?" {
+			t.Errorf("query = %q, want the latest direct user message that is not an acknowledgement", p.Query)
+		}
+		want := []string{"local:prompt:style", "global:memory:deploy"}
+		if strings.Join(p.Keys, " ") != strings.Join(want, " ") || p.Count != 2 || p.ETag == "" || !strings.Contains(p.Text, "run make deploy") {
+			t.Errorf("projection = %+v, want keys %v", p, want)
+		}
+		if q, _ := svc.Projection(ctx, "s1", "tests"); q.ETag == p.ETag || !strings.Contains(q.Text, "run the tests") {
+			t.Errorf("projection for \"tests\" = %+v", q)
+		}
+		keys := append(p.Keys, "local:prompt:style", "global:memory:nope", "junk", "local:skill:deploy")
+		if err := svc.RecordInjections(ctx, "s1", keys); err != nil {
+			t.Fatal(err)
+		}
+		if err := svc.RecordInjections(ctx, "s1", p.Keys[:1]); err != nil {
+			t.Fatal(err)
+		}
+		list, err := svc.List(ctx, harnesses.ListFilter{Session: "s1"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]int{}
+		for _, e := range list {
+			got[e.Scope.String()+":"+e.ID] = e.Injections
+			if e.Injections > 0 && e.Metadata.LastInjectedAt == nil {
+				t.Errorf("%s injected without a time", e.ID)
+			}
+		}
+		if got["local:style"] != 2 || got["global:deploy"] != 1 || got["global:tests"] != 0 || len(got) != 4 {
+			t.Errorf("injections = %v", got)
+		}
+		sugg, err := svc.Wrapup(ctx, "s1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		fates := map[string]harness.Fate{}
+		for _, sg := range sugg {
+			fates[sg.ID] = sg.Fate
+		}
+		if fates["style"] != harness.Promote || fates["unused"] != harness.Archive || len(fates) != 2 {
+			t.Errorf("wrap-up = %+v", sugg)
+		}
+	})
+}
+
+// List with a session marks the global entries its local ones shadow.
+func TestListShadowed(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, config.Harness{})
+		apply(t, svc, plan("g", create(harness.KindMemory, "m", "global"), create(harness.KindMemory, "n", "g2")))
+		l := plan("l", create(harness.KindMemory, "m", "local"))
+		l.Scope = harness.Local("s1")
+		apply(t, svc, l)
+		list, err := svc.List(ctx, harnesses.ListFilter{Session: "s1", Kind: harness.KindMemory})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, e := range list {
+			got = append(got, fmt.Sprintf("%s:%s:%v", e.Scope, e.ID, e.Shadowed))
+		}
+		if w := "local:m:false global:m:true global:n:false"; strings.Join(got, " ") != w {
+			t.Errorf("list = %q, want %q", strings.Join(got, " "), w)
+		}
+		merged, _ := svc.Merged(ctx, "s1")
+		if e, _ := merged.Get(harness.KindMemory, "m"); e.Content != "local" {
+			t.Errorf("merged m = %q", e.Content)
+		}
+		if _, err := svc.List(ctx, harnesses.ListFilter{Kind: "bogus"}); err == nil {
+			t.Error("a bogus kind listed")
+		}
+	})
+}
+
+// Skills are the active skill entries of the merged view and the
+// workspace's playbooks, with an ETag that moves when one changes.
+func TestSkills(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, c := newService(t, s, config.Harness{})
+		sk := create(harness.KindSkill, "fix-tests", "1. run go test\n2. read the failure")
+		sk.Description = str("How to fix failing tests")
+		apply(t, svc, plan("g", sk, create(harness.KindSkill, "old", "x"), create(harness.KindMemory, "m", "not a skill")))
+		yes := true
+		if _, err := svc.SetLifecycle(ctx, harnesses.EntryRef{ID: "old"}, &yes, nil, "", harnesses.ByAdmin); err != nil {
+			t.Fatal(err)
+		}
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			return s.PutPlaybook(ctx, tx, store.Playbook{Workspace: "/w", Slug: "release", Steps: []string{"tag", "push"}, UpdatedAt: c.Now()})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := svc.Skills(ctx, "s1", "/w")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, k := range got.Skills {
+			names = append(names, k.Name+":"+k.Source)
+			if !strings.Contains(k.Markdown, "name: "+k.Name) {
+				t.Errorf("%s markdown:\n%s", k.Name, k.Markdown)
+			}
+		}
+		if w := "mull-fix-tests:harness mull-playbook-release:playbook"; strings.Join(names, " ") != w || len(got.ETag) != 16 {
+			t.Fatalf("skills = %q etag %q, want %q", strings.Join(names, " "), got.ETag, w)
+		}
+		off := false
+		noBooks, _ := harnesses.New(s, config.Harness{PlaybookSkills: &off}, nil).Skills(ctx, "s1", "/w")
+		if len(noBooks.Skills) != 1 {
+			t.Errorf("playbook_skills off: %+v", noBooks.Skills)
+		}
+		// A manual update (skills are a protected kind on the automatic path only).
+		apply(t, svc, plan("g2", update(harness.KindSkill, "fix-tests", "1. run go test -race\n2. read the failure")))
+		again, _ := svc.Skills(ctx, "s1", "/w")
+		if again.ETag == got.ETag || again.Skills[0].Version != 2 {
+			t.Errorf("after an update: etag %s (was %s), version %d", again.ETag, got.ETag, again.Skills[0].Version)
+		}
+		auto := plan("g3", update(harness.KindSkill, "fix-tests", "1. run go test -race -count=2\n2. read it"))
+		auto.Automatic = true
+		if e := edit(t, apply(t, svc, auto), 0); e.Applied || e.Error != fmt.Sprintf(harness.MsgProtectedKind, harness.KindSkill) {
+			t.Errorf("automatic update of a skill: %+v", e)
 		}
 	})
 }
