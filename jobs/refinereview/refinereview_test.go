@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/learn/harness"
@@ -206,12 +207,14 @@ func TestFailedAttemptTouchesNothing(t *testing.T) {
 // A manual refine makes no review call: the planner reads the
 // instruction, the refinement is not automatic, the row's trigger is
 // manual, and the session's review gate is left alone. A global refine
-// targets the global store.
+// targets the global store. A session that showed prompt cache reads is
+// laid out verbatim (route A).
 func TestManualRefine(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := start(t, s, nil, 1, nil)
 		e.open("s1")
 		e.fail("s1")
+		e.ingest("s1", events.Usage, events.UsagePayload{Model: "deepseek-v4-flash", InputTokens: 900, CacheReadTokens: 4000, OutputTokens: 80})
 		job := e.run(refinereview.Args{Session: "s1", Trigger: harness.Manual, Instruction: "remember the pager's offset rule"})
 		if job.State != rivertype.JobStateCompleted {
 			t.Fatalf("job %s: %v", job.State, job.Errors)
@@ -225,7 +228,7 @@ func TestManualRefine(t *testing.T) {
 		if err != nil || ref.Automatic || ref.Scope != local("s1") {
 			t.Fatalf("refinement %+v, %v", ref, err)
 		}
-		if rs := e.reviews("s1"); len(rs) != 1 || rs[0].Trigger != harness.Manual || rs[0].Outcome != harness.Approved {
+		if rs := e.reviews("s1"); len(rs) != 1 || rs[0].Trigger != harness.Manual || rs[0].Outcome != harness.Approved || rs[0].Route != harness.RouteVerbatim {
 			t.Fatalf("reviews %+v", rs)
 		}
 		if g := e.gate("s1"); g != (harness.Gate{}) {
