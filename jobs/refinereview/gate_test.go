@@ -1,6 +1,7 @@
 package refinereview_test
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 	"time"
@@ -134,10 +135,45 @@ func TestSessionEndDrainsPending(t *testing.T) {
 			t.Fatalf("gate after the drain %+v", g)
 		}
 
+		e.advance(time.Hour)
+		e.compaction("s1")
+		if js := e.jobs(); len(js) != 2 {
+			t.Fatalf("a compaction after the session ended enqueued a review: %d jobs", len(js))
+		}
+
 		e.open("s2")
 		e.ingest("s2", events.SessionEnd, events.SessionEndPayload{Reason: "completed"})
 		if js := e.jobs(); len(js) != 2 {
 			t.Fatalf("a session ending with nothing due enqueued a review: %d jobs", len(js))
+		}
+	})
+}
+
+// A session the idle sweep ended drains its due review like an ended one;
+// when it goes on (a newer event reopens it), its gate opens again and
+// counts from where it was.
+func TestIdleSessionThatGoesOnReviewsAgain(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, nil, 1, nil)
+		e.open("s1")
+		e.compaction("s1")
+		e.onlyJob(1)
+		e.compaction("s1") // due, held by the cooldown
+		e.setNow(t0.Add(3 * time.Hour))
+		if n, err := e.wiring.Ingest.EndIdle(context.Background(), time.Hour); err != nil || n != 1 {
+			t.Fatalf("idle sweep ended %d sessions: %v", n, err)
+		}
+		if a := argsOf(t, e.onlyJob(2)); a.Trigger != harness.SessionEnd {
+			t.Fatalf("idle drain %+v", a)
+		}
+		if g := e.gate("s1"); !g.Closed {
+			t.Fatalf("gate %+v after the idle end", g)
+		}
+		e.n = 3 * 3600 // the session goes on after its last event, after the drain's cooldown
+		e.advance(20 * time.Minute)
+		e.compaction("s1")
+		if a := argsOf(t, e.onlyJob(3)); a.Trigger != harness.Compact {
+			t.Fatalf("review after the session went on %+v", a)
 		}
 	})
 }

@@ -40,14 +40,29 @@ func (h *Hook) rules() harness.GateRules {
 // TurnEnded counts a turn_end (engine.TurnHook).
 func (h *Hook) TurnEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, _ events.Event) error {
 	now := h.Store.Now()
-	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) { return harness.OnTurn(g, now, h.rules()) })
+	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) {
+		return harness.OnTurn(reopened(g, s), now, h.rules())
+	})
 }
 
 // CompactionEnded makes a review due (engine.EventHook on
 // compaction_end), when harness.compact.
 func (h *Hook) CompactionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, _ events.Event) error {
 	now := h.Store.Now()
-	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) { return harness.OnCompaction(g, now, h.rules()) })
+	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) {
+		return harness.OnCompaction(reopened(g, s), now, h.rules())
+	})
+}
+
+// reopened opens a closed gate again when its session is open: the
+// session went idle (the idle sweep ended it, and drained the gate) and
+// then went on, as mull's sessions can and the seed's cannot. An ended
+// session's gate stays closed: late events start nothing.
+func reopened(g harness.Gate, s store.Session) harness.Gate {
+	if g.Closed && s.Status == store.SessionOpen {
+		g.Closed = false
+	}
+	return g
 }
 
 // SessionEnded drains a due review, ignoring the cooldown, and closes the
