@@ -2,10 +2,12 @@ package refinereview_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/config"
@@ -195,6 +197,52 @@ func TestDisabledStartsNothing(t *testing.T) {
 		}
 		if j := e.run(refinereview.Args{Session: "s1", Trigger: harness.Manual}); j.State != rivertype.JobStateCompleted {
 			t.Fatalf("manual refine %s", j.State)
+		}
+	})
+}
+
+// A gate that says a review is queued, an hour after its last attempt
+// started, is checked against River: a dead job (a panic or a kill on its
+// last attempt never ended the gate) gets a new review; a live one (a
+// snoozed or scheduled job) keeps the gate as it was.
+func TestStaleGateIsChecked(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, nil, 1, nil)
+		put := func(session string, g harness.Gate) {
+			t.Helper()
+			if err := s.InTx(context.Background(), func(tx *sql.Tx) error {
+				return s.PutHarnessGate(context.Background(), tx, session, ws, g)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stuck := harness.Gate{Turns: 3, Enqueued: true, LastAttemptAt: e.clock().Add(-time.Hour - time.Second)}
+		e.open("s1")
+		put("s1", stuck)
+		e.compaction("s1")
+		if a := argsOf(t, e.onlyJob(1)); a.Trigger != harness.Compact || a.Turns != 3 {
+			t.Fatalf("review after a stuck gate %+v", a)
+		}
+
+		e.open("s2")
+		put("s2", stuck)
+		if _, err := e.client.Insert(context.Background(), refinereview.Args{Session: "s2", Trigger: harness.Manual},
+			&river.InsertOpts{ScheduledAt: time.Now().Add(24 * time.Hour)}); err != nil {
+			t.Fatal(err)
+		}
+		e.compaction("s2")
+		if n := len(e.jobs()); n != 2 {
+			t.Fatalf("%d jobs, want s1's review and s2's scheduled one", n)
+		}
+		if g := e.gate("s2"); g != stuck {
+			t.Fatalf("gate %+v, want it as it was: %+v", g, stuck)
+		}
+
+		e.open("s3")
+		put("s3", harness.Gate{Enqueued: true, LastAttemptAt: e.clock().Add(-time.Hour)})
+		e.compaction("s3")
+		if n := len(e.jobs()); n != 2 {
+			t.Fatalf("a gate queued exactly an hour ago was not trusted: %d jobs", n)
 		}
 	})
 }

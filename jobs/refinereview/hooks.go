@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"time"
 
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
@@ -90,25 +91,50 @@ func (h *Hook) step(ctx context.Context, tx *sql.Tx, client *engine.Client, s st
 		return err
 	}
 	next, start := move(g)
+	stale := false
+	if !start && h.stale(g) {
+		unqueued := g
+		unqueued.Enqueued = false
+		if n, ok := move(unqueued); ok {
+			next, start, stale = n, true, true
+		}
+	}
 	if start {
 		args := Args{Session: s.ID, Workspace: s.Workspace, Trigger: next.PendingReason, Turns: next.Turns}
 		res, err := client.InsertTx(ctx, tx, args, nil)
 		if err != nil {
 			return err
 		}
-		if res.UniqueSkippedAsDuplicate {
+		switch {
+		case res.UniqueSkippedAsDuplicate && stale:
+			next, _ = move(g) // its job is alive after all (snoozed, paused): as it was
+		case res.UniqueSkippedAsDuplicate:
 			// A job of this scope is queued or running (a manual refine, a
 			// failed attempt waiting for its retry): the review stays due and
 			// is attempted again at the next event.
 			next.Enqueued = false
+		default:
+			h.logger().Info("refine_review enqueued", "session_id", s.ID, "trigger", args.Trigger, "turns", args.Turns,
+				"job_id", res.Job.ID, "stale_gate", stale)
 		}
-		h.logger().Info("refine_review enqueued", "session_id", s.ID, "trigger", args.Trigger, "turns", args.Turns,
-			"job_id", res.Job.ID, "duplicate", res.UniqueSkippedAsDuplicate)
 	}
 	if next == g {
 		return nil
 	}
 	return h.Store.PutHarnessGate(ctx, tx, s.ID, s.Workspace, next)
+}
+
+// staleAfter is how long after its last attempt started a gate that says
+// a review is queued or running is checked against River: attempts start
+// at most Spec's timeout plus its backoff apart (20 minutes), so a job
+// that went longer without one may have died without ending the gate (a
+// panic or a kill on its last attempt, which River discards).
+const staleAfter = time.Hour
+
+// stale reports whether g's queued review should be checked: the insert
+// then tells, since the job is unique per scope while it lives.
+func (h *Hook) stale(g harness.Gate) bool {
+	return g.Enqueued && !g.Closed && h.Store.Now().Sub(g.LastAttemptAt) > staleAfter
 }
 
 func (h *Hook) logger() *slog.Logger {
