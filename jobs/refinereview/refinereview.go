@@ -82,11 +82,13 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return r.apply(ctx, m, review, plan.p)
 }
 
-// The job's failpoints (store.SetFailpoint, SetFailpointError; tests
-// only): FailpointPlanned runs once the planner answered, before the
-// completing transaction begins (where a kill -9 loses only the plan);
-// FailpointApplied inside it, after the apply and before the commit (an
-// error there rolls the apply back).
+// The job's failpoints (store.SetFailpoint, and SetFailpointError for
+// FailpointApplied; tests only, e.g. MULL_TEST_FAILPOINT in cmd/mull's
+// kill tests): FailpointPlanned is reached once the planner answered,
+// before the completing transaction begins (a kill -9 there loses only
+// the plan: the retry plans again); FailpointApplied inside it, after the
+// apply and before the commit (a kill or an error there rolls the apply
+// back with the job's completion).
 const (
 	FailpointPlanned = "refine_review.planned"
 	FailpointApplied = "refine_review.applied"
@@ -153,6 +155,7 @@ func (r *run) apply(ctx context.Context, m material, review *harness.Review, pla
 		if err != nil {
 			return err
 		}
+		store.Failpoint(FailpointApplied)
 		if err := store.FailpointError(FailpointApplied); err != nil {
 			return err
 		}
