@@ -245,6 +245,19 @@ func TestManualRefine(t *testing.T) {
 		if n := len(e.state(harness.Global)[harness.KindMemory]); n != 1 {
 			t.Fatalf("%d global memories, want 1", n)
 		}
+
+		// An operator's global refine without a session reads no trajectory;
+		// the fake plans the same stock note again, which rule 3 rejects:
+		// the refinement is recorded, and its row is failed.
+		job = e.run(refinereview.Args{Global: true, Trigger: harness.Manual})
+		ref, err = e.harness.Refinement(context.Background(), refinereview.RefinementID(job.ID))
+		if job.State != rivertype.JobStateCompleted || err != nil || !ref.Scope.IsGlobal() || ref.SessionID != "" {
+			t.Fatalf("global refine without a session: %s %v, refinement %+v, %v", job.State, job.Errors, ref, err)
+		}
+		rs, err := e.harness.Reviews(context.Background(), harnesses.ReviewFilter{JobID: job.ID})
+		if err != nil || len(rs) != 1 || rs[0].Outcome != harness.Failed || !rs[0].Scope.IsGlobal() || rs[0].Session != "" {
+			t.Fatalf("its review %+v, %v", rs, err)
+		}
 	})
 }
 
