@@ -3,13 +3,17 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net/http/httptest"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/learn/harness"
+	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -158,6 +162,64 @@ func TestHarnessCommands(t *testing.T) {
 					t.Errorf("%v: exit %d, want 2 and %q\n%s%s", tc.args, code, tc.want, out, errOut)
 				}
 			}
+		})
+	}
+}
+
+// TestHarnessRefineFollows: `mull harness refine` with --no-wait only
+// enqueues; without a worker it gives up at --timeout (exit 1, the job
+// stays queued); with one (`mull worker` in-process, the fake DeepSeek's
+// default plan) it follows the job and prints the verdict and the applied
+// edit; --json has the review and the refinement.
+func TestHarnessRefineFollows(t *testing.T) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Database(t, dialect)
+			ctx := context.Background()
+			if code, out, errOut := mull(t, ctx, "--database-url", dbURL(db), "migrate"); code != 0 {
+				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
+			}
+			seedRetroSessions(t, db)
+			fake := fakeds.New(fakeds.Options{})
+			srv := httptest.NewServer(fake)
+			t.Cleanup(func() { fake.Close(); srv.Close() })
+			t.Setenv("MULL_LLM_BASE_URL", srv.URL)
+			t.Setenv("DEEPSEEK_API_KEY", "sk-test")
+			t.Setenv("MULL_WORKERS_FETCH_COOLDOWN", "10ms")
+			t.Setenv("MULL_WORKERS_FETCH_POLL_INTERVAL", "50ms")
+			base := []string{"--database-url", dbURL(db)}
+			refine := func(args ...string) (int, string, string) {
+				t.Helper()
+				return mull(t, ctx, append(append(base, "harness", "refine", "--session", "session-flaky"), args...)...)
+			}
+			code, out, errOut := refine("--no-wait")
+			m := regexp.MustCompile(`enqueued as job (\d+): refine_review of the local store`).FindStringSubmatch(out)
+			if code != 0 || m == nil {
+				t.Fatalf("--no-wait: exit %d\n%s%s", code, out, errOut)
+			}
+			first := m[1]
+			code, out, errOut = refine("--timeout", "300ms")
+			if code != 1 || !strings.Contains(out, "already queued or running: following job "+first) || !strings.Contains(errOut, "stays queued") {
+				t.Fatalf("no worker: exit %d, want 1 following job %s\n%s%s", code, first, out, errOut)
+			}
+
+			stop := startWorker(t, base)
+			defer stop()
+			code, out, errOut = refine("--instruction", "note why the tests failed")
+			for _, want := range []string{"following job " + first, "review: approved (manual, local store)", "refinement refine_" + first + " (local): 1 applied, 0 rejected",
+				"applied   create memory/"} {
+				if code != 0 || !strings.Contains(out, want) {
+					t.Fatalf("refine: exit %d, want %q in\n%s%s", code, want, out, errOut)
+				}
+			}
+			t.Logf("harness refine output:\n%s", out)
+			code, out, errOut = refine("--json")
+			var st api.RefineStatus
+			if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.State != "completed" || st.Review == nil ||
+				!strings.Contains(errOut, "enqueued as job") {
+				t.Fatalf("refine --json: exit %d, %v\n%s%s", code, err, out, errOut)
+			}
+			t.Logf("second refine: %+v review %+v", st, *st.Review)
 		})
 	}
 }
