@@ -61,18 +61,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return r.fail(ctx, err)
 	}
 	r.route = m.Route
-	review := &harness.Review{Approved: true}
+	var review *harness.Review // nil for a manual refine: no review call
 	if a.automatic() {
-		p := harness.ReviewPrompt(m.in)
-		out, _, err := llm.CompleteJSON[*reviewAnswer](ctx, w.LLM, r.call(p))
+		out, _, err := llm.CompleteJSON[*reviewAnswer](ctx, w.LLM, r.call(harness.ReviewPrompt(m.in)))
 		if err != nil {
 			return r.fail(ctx, err)
 		}
 		if review = &out.r; !review.Approved {
 			return r.finish(ctx, harnesses.ReviewRow{Outcome: harness.Declined, Rationale: review.Rationale}, nil)
 		}
-	} else {
-		review = nil
 	}
 	p := harness.PlanPrompt(m.in, a.Scope(), review, a.Instruction)
 	plan, _, err := llm.CompleteJSON[*planAnswer](ctx, w.LLM, r.call(p))
@@ -81,6 +78,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	}
 	return r.apply(ctx, m, review, plan.p)
 }
+
+// The job's failpoints (store.SetFailpoint, and SetFailpointError for
+// FailpointApplied; tests only, e.g. MULL_TEST_FAILPOINT in cmd/mull's
+// kill tests): FailpointPlanned is reached once the planner answered,
+// before the completing transaction begins (a kill -9 there loses only
+// the plan: the retry plans again); FailpointApplied inside it, after the
+// apply and before the commit (a kill or an error there rolls the apply
+// back with the job's completion).
+const (
+	FailpointPlanned = "refine_review.planned"
+	FailpointApplied = "refine_review.applied"
+)
 
 // run is one attempt of a job.
 type run struct {
@@ -137,9 +146,14 @@ func (r *run) apply(ctx context.Context, m material, review *harness.Review, pla
 	}
 	req := harnesses.ApplyRequest{ID: RefinementID(r.job.ID), Proposal: plan, Scope: r.args.Scope(), Baseline: m.Baseline,
 		Automatic: r.args.automatic(), Source: harnesses.ByJob, JobID: r.job.ID, SessionID: r.args.Session}
+	store.Failpoint(FailpointPlanned)
 	err := r.finish(ctx, row, func(ctx context.Context, tx *sql.Tx, row *harnesses.ReviewRow) error {
 		got, err := r.w.Harness.ApplyTx(ctx, tx, req)
 		if err != nil {
+			return err
+		}
+		store.Failpoint(FailpointApplied)
+		if err := store.FailpointError(FailpointApplied); err != nil {
 			return err
 		}
 		applied, _ := got.Refinement.Counts()
@@ -258,46 +272,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
-}
-
-// reviewAnswer and planAnswer keep the model's JSON whole for
-// harness.ParseReview / ParseProposal, which are stricter than
-// encoding/json (each refusal names its JSON path): an answer that fails
-// them is llm Invalid, the model's fault, retried then dead-lettered.
-type reviewAnswer struct {
-	raw []byte
-	r   harness.Review
-}
-
-func (a *reviewAnswer) UnmarshalJSON(b []byte) error {
-	a.raw = append(a.raw[:0], b...)
-	return nil
-}
-
-func (a *reviewAnswer) Validate() error {
-	r, err := harness.ParseReview(a.raw)
-	if err != nil {
-		return fmt.Errorf("review: %w", err)
-	}
-	a.r = r
-	return nil
-}
-
-type planAnswer struct {
-	raw []byte
-	p   harness.Proposal
-}
-
-func (a *planAnswer) UnmarshalJSON(b []byte) error {
-	a.raw = append(a.raw[:0], b...)
-	return nil
-}
-
-func (a *planAnswer) Validate() error {
-	p, err := harness.ParseProposal(a.raw)
-	if err != nil {
-		return fmt.Errorf("plan: %w", err)
-	}
-	a.p = p
-	return nil
 }
