@@ -271,8 +271,9 @@ func newHarnessReviewsCmd(g *globals) *cobra.Command {
 which session, why it ran (turn-interval, compact, session-end, manual), the
 turns since the last review, the outcome (declined: the review said no;
 assessed: approved but no edit proposed; approved: edits applied, some may
-have been rejected; failed: the attempt failed and touched nothing), the
-refinement it applied, and the rationale or the failure.
+have been rejected; failed: the attempt failed and touched nothing, or every
+planned edit was rejected, which is recorded), the refinement it names, and
+the rationale or the failure.
 
 Examples:
   mull harness reviews --session 01J9…
