@@ -364,3 +364,33 @@ func TestDeadLetterBlocksNothing(t *testing.T) {
 
 // harnessCooldown is harness.cooldown's default.
 const harnessCooldown = 20 * time.Minute
+
+// With harness.require_global_approval a global refine waits as a
+// proposal: nothing is applied, and the review row names the proposal.
+func TestGlobalRefineWaitsForApproval(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, nil, 1, func(c *config.Config) { c.Harness.RequireGlobalApproval = true })
+		e.open("s1")
+		e.fail("s1")
+		job := e.run(refinereview.Args{Session: "s1", Global: true, Trigger: harness.Manual})
+		if job.State != rivertype.JobStateCompleted {
+			t.Fatalf("job %s: %v", job.State, job.Errors)
+		}
+		rs := e.reviews("s1")
+		if len(rs) != 1 || rs[0].Outcome != harness.Approved || rs[0].RefinementID == "" || rs[0].RefinementID == refinereview.RefinementID(job.ID) {
+			t.Fatalf("reviews %+v, want approved naming the pending proposal", rs)
+		}
+		if _, err := e.harness.Refinement(context.Background(), refinereview.RefinementID(job.ID)); !errors.Is(err, harnesses.ErrNotFound) {
+			t.Fatalf("refinement applied before approval: %v", err)
+		}
+		if n := len(e.state(harness.Global)[harness.KindMemory]); n != 0 {
+			t.Fatalf("%d global memories before approval", n)
+		}
+		if _, err := e.harness.Decide(context.Background(), rs[0].RefinementID, true, "ok"); err != nil {
+			t.Fatalf("accept the proposal: %v", err)
+		}
+		if n := len(e.state(harness.Global)[harness.KindMemory]); n != 1 {
+			t.Fatalf("%d global memories after approval, want 1", n)
+		}
+	})
+}
