@@ -320,6 +320,7 @@ export class Harness {
         const res = await client.request('POST', '/v1/harness/refine', { body, force: true })
         if (res === null) throw new Error('mull is unavailable; the harness was not refined')
         if (mode === 'rollback') {
+          if (res.status === 202 && res.body?.pending_proposal) return pending(res.body.pending_proposal, body.scope)
           if (res.status !== 200) throw httpError(res, 'POST /v1/harness/refine')
           return summarize('applied', res.body?.refinement, { scope: body.scope })
         }
@@ -360,6 +361,7 @@ export class Harness {
           const p = await client.request('POST', '/v1/harness/promote', { body: { session, id }, force: true })
           if (p === null) promoted.push({ id, applied: false, error: 'mull is unavailable; not promoted' })
           else if (p.status === 200) promoted.push({ id, applied: true, refinement_id: String(p.body?.refinement?.id ?? '') })
+          else if (p.status === 202 && p.body?.pending_proposal) promoted.push({ id, applied: false, pending_proposal: String(p.body.pending_proposal), error: 'waits for approval (harness.require_global_approval)' })
           else promoted.push({ id, applied: false, error: p.body?.error ? String(p.body.error) : `HTTP ${p.status}` })
         }
         return { suggestions, promoted }
@@ -461,6 +463,20 @@ function summarize (status, r, extra = {}) {
   }
 }
 
+/** A refinement held by harness.require_global_approval: it waits as a proposal. */
+function pending (id, scope) {
+  return {
+    status: 'pending-approval',
+    scope,
+    refinement_id: String(id),
+    summary: `waits for approval as proposal ${id} (harness.require_global_approval): mull proposals show ${id}`,
+    applied: 0,
+    failed: 0,
+    rejected: [],
+    edits: []
+  }
+}
+
 /** harness_refine's result from the last answer of GET /v1/harness/refine/{id}. */
 function fromJob (jobId, scope, job) {
   const review = job?.review
@@ -468,13 +484,14 @@ function fromJob (jobId, scope, job) {
   if (!job) return { status: 'unknown', ...base, summary: 'mull did not answer about the job; see mull harness reviews', refinement_id: 'none', applied: 0, failed: 0, rejected: [], edits: [] }
   const errors = Array.isArray(job.errors) ? job.errors.map(String) : []
   let status
-  if (review?.outcome) status = review.outcome === 'approved' && !job.refinement && review.refinement_id ? 'pending-approval' : review.outcome
+  const held = job.pending_proposal || (review?.outcome === 'approved' && !job.refinement && review.refinement_id)
+  if (review?.outcome) status = held ? 'pending-approval' : review.outcome
   else if (job.state === 'retryable') status = 'retrying'
   else if (FINAL_STATES.has(job.state)) status = job.state === 'completed' ? 'assessed' : 'failed'
   else status = 'running'
   const out = summarize(status, job.refinement, { ...base, state: String(job.state ?? '') })
   if (!base.scope) out.scope = job.refinement ? out.scope : undefined
-  if (!job.refinement && review?.refinement_id) out.refinement_id = String(review.refinement_id)
+  if (!job.refinement && (job.pending_proposal || review?.refinement_id)) out.refinement_id = String(job.pending_proposal || review.refinement_id)
   if (review?.rationale) out.rationale = String(review.rationale)
   if (!job.refinement && Array.isArray(review?.rejected_edits)) out.rejected = review.rejected_edits
   if (!out.summary) out.summary = status === 'running' ? `still running after ${Math.round(REFINE_FOLLOW_MS / 1000)}s; see mull harness reviews` : String(review?.rationale ?? '')

@@ -334,6 +334,12 @@ test('harness_refine: a failed job comes back as failed with its errors; a retry
   assert.equal(w.status, 'assessed')
   assert.equal(w.refinement_id, 'none')
   assert.equal(w.summary, 'no edits')
+  // A global refinement held by harness.require_global_approval waits as a proposal.
+  fake.harness.jobScript = [{ state: 'completed', review: { outcome: 'approved', rationale: 'manual', refinement_id: '42' }, pending_proposal: '42' }]
+  const p = await tools(bridge).harness_refine.execute({ global: true }, { agent })
+  assert.equal(p.status, 'pending-approval')
+  assert.equal(p.refinement_id, '42')
+  assert.equal(p.scope, 'global')
 })
 
 test('harness_refine rollback: the scope must be explicit; the rollback\'s refinement comes back', async (t) => {
@@ -368,7 +374,7 @@ test('harness_refine rollback: the scope must be explicit; the rollback\'s refin
     rejected: [],
     edits: [{ action: 'delete', kind: 'memory', id: 'pnpm', applied: true, reason: 'rollback:refine_7', blastRadius: 'project' }]
   })
-  await assert.rejects(refine.execute({ mode: 'rollback', rollback_id: 'refine_7', scope: 'local' }, { agent }), /mull answered HTTP 404 to POST \/v1\/harness\/refine: refinement not found: refine_7/)
+  await assert.rejects(refine.execute({ mode: 'rollback', rollback_id: 'refine_7', scope: 'local' }, { agent }), /mull answered HTTP 404 to POST \/v1\/harness\/refine: no refinement found with id refine_7/)
 })
 
 test('harness_wrapup: the suggestions, and each promotion with mull\'s error text on a conflict', async (t) => {
@@ -379,6 +385,7 @@ test('harness_wrapup: the suggestions, and each promotion with mull\'s error tex
   ])
   fake.harness.promotions.set('deploy', [200, { refinement: { id: 'promote_1_abcdef', applied_edits: [] } }])
   fake.harness.promotions.set('pnpm', [409, { error: 'global id conflict' }])
+  fake.harness.promotions.set('held', [202, { pending_proposal: '9' }])
   const { ctx, bridge } = bridgeFor(t, fake)
   const agent = fakeAgent(fakeSession('session-w1', WS))
   ctx.emit('agent/session-start', { agent, source: 'startup' })
@@ -386,14 +393,15 @@ test('harness_wrapup: the suggestions, and each promotion with mull\'s error tex
   const plain = await wrapup.execute({}, { agent })
   assert.deepEqual(plain, { suggestions: fake.harness.wrapup.get('session-w1') })
   assert.equal(fake.requests.filter(r => r.path === '/v1/harness/promote').length, 0)
-  const v = await wrapup.execute({ promote: ['deploy', 'pnpm', 'deploy', 'nope'] }, { agent })
+  const v = await wrapup.execute({ promote: ['deploy', 'pnpm', 'deploy', 'nope', 'held'] }, { agent })
   assert.deepEqual(v.promoted, [
     { id: 'deploy', applied: true, refinement_id: 'promote_1_abcdef' },
     { id: 'pnpm', applied: false, error: 'global id conflict' },
-    { id: 'nope', applied: false, error: 'local entry not found: nope' }
+    { id: 'nope', applied: false, error: 'local entry not found: nope' },
+    { id: 'held', applied: false, pending_proposal: '9', error: 'waits for approval (harness.require_global_approval)' }
   ])
   assert.deepEqual(fake.requests.filter(r => r.path === '/v1/harness/promote').map(r => r.body), [
-    { session: 'session-w1', id: 'deploy' }, { session: 'session-w1', id: 'pnpm' }, { session: 'session-w1', id: 'nope' }
+    { session: 'session-w1', id: 'deploy' }, { session: 'session-w1', id: 'pnpm' }, { session: 'session-w1', id: 'nope' }, { session: 'session-w1', id: 'held' }
   ])
   assert.deepEqual((await wrapup.execute({ promote: 'deploy' }, { agent })).promoted.map(p => p.id), ['deploy'], 'one id as a string')
   await assert.rejects(wrapup.execute({ promote: [3] }, { agent }), /promote must be a list of local entry ids/)

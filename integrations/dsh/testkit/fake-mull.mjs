@@ -630,7 +630,7 @@ export class FakeHarness {
         if (typeof body.rollback_id !== 'string' || !body.rollback_id) return [400, { error: 'rollback_id: required', field: 'rollback_id' }]
         if (body.scope !== 'local' && body.scope !== 'global') return [400, { error: 'scope: required with rollback (local or global)', field: 'scope' }]
         const r = this.refinements.get(body.rollback_id)
-        if (!r || r.scope !== body.scope) return [404, { error: `refinement not found: ${body.rollback_id}` }]
+        if (!r || r.scope !== body.scope) return [404, { error: `no refinement found with id ${body.rollback_id}` }]
         return [200, { refinement: r.rollback }]
       }
       case 'GET /v1/harness/wrapup': {
