@@ -82,6 +82,16 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return r.apply(ctx, m, review, plan.p)
 }
 
+// The job's failpoints (store.SetFailpoint, SetFailpointError; tests
+// only): FailpointPlanned runs once the planner answered, before the
+// completing transaction begins (where a kill -9 loses only the plan);
+// FailpointApplied inside it, after the apply and before the commit (an
+// error there rolls the apply back).
+const (
+	FailpointPlanned = "refine_review.planned"
+	FailpointApplied = "refine_review.applied"
+)
+
 // run is one attempt of a job.
 type run struct {
 	w     *Worker
@@ -137,9 +147,13 @@ func (r *run) apply(ctx context.Context, m material, review *harness.Review, pla
 	}
 	req := harnesses.ApplyRequest{ID: RefinementID(r.job.ID), Proposal: plan, Scope: r.args.Scope(), Baseline: m.Baseline,
 		Automatic: r.args.automatic(), Source: harnesses.ByJob, JobID: r.job.ID, SessionID: r.args.Session}
+	store.Failpoint(FailpointPlanned)
 	err := r.finish(ctx, row, func(ctx context.Context, tx *sql.Tx, row *harnesses.ReviewRow) error {
 		got, err := r.w.Harness.ApplyTx(ctx, tx, req)
 		if err != nil {
+			return err
+		}
+		if err := store.FailpointError(FailpointApplied); err != nil {
 			return err
 		}
 		applied, _ := got.Refinement.Counts()
