@@ -140,8 +140,13 @@ export class Harness {
     if (!s?.first || s.settled) return
     s.settled = true
     // A plain timer, not a request deadline: the wait is the step's bound.
+    // It holds the process (the clock's timers do not): the step waits on
+    // it, and an unref'd wait could let node exit mid-step.
     let timer
-    await Promise.race([s.first, new Promise(resolve => { timer = this.clock.setTimeout(resolve, ms) })])
+    await Promise.race([s.first, new Promise(resolve => {
+      timer = this.clock.setTimeout(resolve, ms)
+      timer?.ref?.()
+    })])
     this.clock.clearTimeout(timer)
   }
 
