@@ -168,19 +168,22 @@ export class Harness {
       return
     }
     const keys = Array.isArray(b.keys) ? b.keys.filter(k => typeof k === 'string') : []
-    s.projection = { text: b.text.trim(), etag: res.headers?.get?.('etag') || String(b.etag ?? ''), keys }
+    const count = Number.isInteger(b.count) ? b.count : keys.length
+    s.projection = { text: b.text.trim(), etag: res.headers?.get?.('etag') || String(b.etag ?? ''), keys, count }
   }
 
   /**
    * The projection's message for this step, when its ETag changed since the
-   * last one shown and its text is not empty; else null. Counts the shown
-   * keys in mull (POST /v1/harness/injections) in the background.
-   * Synchronous.
+   * last one shown and its text is not empty; else null. As the seed, an
+   * overview of no entry is not shown until one has been (then it is, so
+   * the names shown before are retired). Counts the shown keys in mull
+   * (POST /v1/harness/injections) in the background. Synchronous.
    */
   take (session) {
     const s = this.sessions.get(session)
     const p = s?.projection
     if (!p || !p.etag || p.etag === s.shown) return null
+    if (p.count === 0 && !s.shown) return null
     s.shown = p.etag
     if (!p.text) return null
     if (p.keys.length > 0) {

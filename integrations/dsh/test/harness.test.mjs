@@ -46,6 +46,12 @@ function bridgeFor (t, fake, config = {}, opts = {}) {
 const step = (ctx, agent, messages = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]) =>
   ctx.waterfall('agent/pre-step', [preStep(agent)], async () => ({ kind: 'enter', messages }))
 
+/** A fetch that starts after this call: a step leaves one in flight, which may have asked before the fixture changed. */
+async function refetch (bridge, session) {
+  await bridge.harness.refreshProjection(session)
+  await bridge.harness.refreshProjection(session)
+}
+
 const harnessMessages = decision => decision.messages.filter(m => m.content?.[0]?.text?.startsWith('<mull-harness'))
 
 const PROJECTION = '# Continual Harness State\n## memory (1)\n- pnpm v1: Always use pnpm, never npm.'
@@ -73,16 +79,16 @@ test('projection: one message when the ETag changes, none while it stays; the sh
   assert.deepEqual(fake.harness.injections, [{ session: 'session-h1', keys: ['global:memory:pnpm'] }])
 
   // Same ETag: the refresh answers 304 and the next steps carry nothing.
-  await bridge.harness.refreshProjection('session-h1')
+  await refetch(bridge, 'session-h1')
   const gets = fake.requests.filter(r => r.path === '/v1/harness/projection')
   assert.equal(gets.at(-1).headers['if-none-match'], etag, 'asks with the last ETag')
   for (let i = 0; i < 3; i++) assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
-  await bridge.harness.refreshProjection('session-h1')
+  await refetch(bridge, 'session-h1')
   assert.equal(fake.harness.injections.length, 1)
 
   // A new ETag: exactly one new message, one new count.
   fake.harness.projections.set('', { text: PROJECTION + '\n## skill (1)\n- deploy v1: Deploy with the script.', keys: ['global:memory:pnpm', 'global:skill:deploy'] })
-  await bridge.harness.refreshProjection('session-h1')
+  await refetch(bridge, 'session-h1')
   const m2 = harnessMessages(await step(ctx, agent))
   assert.equal(m2.length, 1)
   assert.match(m2[0].content[0].text, /- deploy v1: Deploy with the script\.\n<\/mull-harness>$/)
@@ -91,12 +97,32 @@ test('projection: one message when the ETag changes, none while it stays; the sh
   await until(() => fake.harness.injections.length === 2, 'the second injection is counted')
   assert.deepEqual(fake.harness.injections[1].keys, ['global:memory:pnpm', 'global:skill:deploy'])
 
-  // An empty projection is not shown.
+  // Every entry gone: the overview of none is shown once, retiring the names.
+  const none = '# Continual Harness State\n\n## memory (0)\n- none'
+  fake.harness.projections.set('', { text: none, keys: [] })
+  await refetch(bridge, 'session-h1')
+  const m3 = harnessMessages(await step(ctx, agent))
+  assert.equal(m3.length, 1)
+  assert.match(m3[0].content[0].text, /## memory \(0\)\n- none\n<\/mull-harness>$/)
+  // An empty text is never shown.
   fake.harness.projections.set('', { text: '', keys: [] })
-  await bridge.harness.refreshProjection('session-h1')
+  await refetch(bridge, 'session-h1')
   assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
-  assert.equal(fake.harness.injections.length, 2)
+  assert.equal(fake.harness.injections.length, 2, 'no keys, no count')
   assert.deepEqual(ctx.warnings(), [])
+})
+
+test('projection: a session whose harness has no entry yet gets no message until one appears', async (t) => {
+  const fake = await startedFake(t)
+  fake.harness.projections.set('', { text: '# Continual Harness State\n\n## memory (0)\n- none', keys: [] })
+  const { ctx, bridge } = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const agent = fakeAgent(fakeSession('session-h0', WS))
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+  assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
+  assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
+  await refetch(bridge, 'session-h0')
+  assert.equal(harnessMessages(await step(ctx, agent)).length, 1)
 })
 
 test('projection: braces broken apart, the ETag attribute kept quote-free, and a rejected step carries nothing', async (t) => {
@@ -105,7 +131,7 @@ test('projection: braces broken apart, the ETag attribute kept quote-free, and a
   assert.ok(Object.isFrozen(m) && typeof m.id === 'string' && m.id.length > 0)
 
   const fake = await startedFake(t)
-  fake.harness.projections.set('', { text: PROJECTION, keys: [] })
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
   const { ctx, bridge } = bridgeFor(t, fake)
   const agent = fakeAgent(fakeSession('session-h2', WS))
   ctx.emit('agent/session-start', { agent, source: 'startup' })
@@ -113,7 +139,7 @@ test('projection: braces broken apart, the ETag attribute kept quote-free, and a
   const rejected = await ctx.waterfall('agent/pre-step', [preStep(agent)], async () => ({ kind: 'reject', reason: 'x' }))
   assert.deepEqual(rejected, { kind: 'reject', reason: 'x' })
   assert.equal(harnessMessages(await step(ctx, agent)).length, 1, 'shown at the next step that enters')
-  assert.equal(fake.harness.injections.length, 0, 'no keys, no count')
+  await until(() => fake.harness.injections.length === 1, 'counted once, for the step that showed it')
 })
 
 test('skills: written at session start, updated when the ETag changes, removed when gone; a directory mull does not own is never touched', async (t) => {
