@@ -397,7 +397,8 @@ export class Harness {
       }
       const left = this.followMs - (this.clock.now() - start)
       if (left <= 0 || signal?.aborted) break
-      await new Promise(resolve => this.clock.setTimeout(resolve, Math.min(left, this.pollMs[Math.min(i, this.pollMs.length - 1)])))
+      // The pause holds the process (the clock's timers do not): the tool call waits on it.
+      await new Promise(resolve => this.clock.setTimeout(resolve, Math.min(left, this.pollMs[Math.min(i, this.pollMs.length - 1)]))?.ref?.())
     }
     return fromJob(jobId, scope, last)
   }
