@@ -72,8 +72,19 @@
 #      the provider error's turn_end and error are the same, id and payload
 #      field by field, whether the plugin pushed them or the importer read
 #      them from the log
-#  11. mull stopped: DSH still exits 0 and the plugin logs exactly one line
-#  12. the negative ledger (seed 003), block mode: a new `mull serve` on the
+#  11. the refined harness (seed 004): a skill entry seeded in mull's global
+#      store with POST /v1/admin/harness/apply (a create skill edit); a DSH
+#      run: the plugin wrote $DSH_HOME/skills/mull-<id>/SKILL.md (mull's
+#      marker, its .mull-managed file), DSH's skill catalog message in the
+#      session log lists mull-<id>, the model request carried it (the fake
+#      DeepSeek's rule on the catalog line `mull-<id>` answered SKILL-SEEN),
+#      the step carried one <mull-harness> projection naming the entry, and
+#      its key was counted (the entry's injections); then the entry is
+#      archived through the admin API and the next run's plugin removes the
+#      bundle, and its model no longer sees it; a user's own mull-* skill
+#      without mull's files survives both runs untouched; no plugin warning
+#  12. mull stopped: DSH still exits 0 and the plugin logs exactly one line
+#  13. the negative ledger (seed 003), block mode: a new `mull serve` on the
 #      same port and a new data dir, with [ledger] mode = "block",
 #      command_retry_after = "15s", client_timeout = "2s" (and the
 #      plugin's ledger.timeoutMs 2000: a loaded machine must not deny a
@@ -217,8 +228,10 @@ wait_http "$murl/healthz" 60 || fail "mull serve did not answer /healthz within 
 marker=zq$RANDOM$RANDOM
 lmarker=zl$RANDOM$RANDOM # the learning loop's: only its failing command carries it
 emarker=ze$RANDOM$RANDOM # the provider error's
+smarker=zs$RANDOM$RANDOM # the harness skill's: only DSH's skill catalog line carries `mull-e2e-<it>` (backquoted)
 cat > "$tmp/fake-deepseek.json" <<EOF
 {"rules": [
+  {"marker": "\`mull-e2e-$smarker\`", "response": {"content": "SKILL-SEEN $smarker"}},
   {"marker": "$emarker", "fault": "400", "message": "e2e provider error $emarker"},
   {"marker": "$lmarker", "response": {"content": "LESSON-SEEN $lmarker"}},
   {"marker": "$marker", "response": {"content": "MEMORY-SEEN $marker"}}
@@ -751,7 +764,66 @@ EOF
 sed 's/^/   /' "$tmp/agree.txt"
 took "duplicates in the import into mull: ${d3:-?}"
 
-# ---------------------------------------------------------------- 11. mull down
+# ---------------------------------------------------------------- 11. harness skills
+step "the refined harness: a skill seeded in mull reaches DSH's skills dir and the model's skill catalog"
+hid=e2e-$smarker
+hname=mull-$hid
+skills=$DSH_HOME/skills
+# A user's own skill whose name looks like mull's: it has no .mull-managed
+# file and no marker, so the plugin must never touch it.
+mkdir -p "$skills/mull-users-own"
+printf -- '---\nname: mull-users-own\ndescription: a skill the user wrote\n---\n\nmine\n' > "$skills/mull-users-own/SKILL.md"
+users_own=$(cat "$skills/mull-users-own/SKILL.md")
+cat > "$tmp/harness-apply.json" <<EOF
+{"proposal": {"id": "e2e-skill", "summary": "seed a skill for DSH", "edits": [
+  {"action": "create", "kind": "skill", "id": "$hid", "description": "Cut a release of the e2e repo ($smarker)",
+   "content": "1. Run scripts/ship-$marker.sh\n2. Tag the release", "reason": "the e2e seeds it", "blast_radius": "project"}]}}
+EOF
+code=$(curl -sS -o "$tmp/harness-applied.json" -w '%{http_code}' -X POST "$murl/v1/admin/harness/apply" -H 'content-type: application/json' \
+  --data-binary "@$tmp/harness-apply.json") || code=000
+[ "$code" = 200 ] || fail "POST /v1/admin/harness/apply answered $code: $(cat "$tmp/harness-applied.json" 2>/dev/null)"
+grep -q '"applied": *true' "$tmp/harness-applied.json" || fail "the skill edit was not applied: $(cat "$tmp/harness-applied.json")"
+run_dsh harness1 "http://127.0.0.1:$dport/v1" "Which skills can you use here?" || fail "DSH exited non-zero with the harness skill"
+! grep -q '^\[mull\]' "$tmp/harness1.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/harness1.err")"
+[ -f "$skills/$hname/SKILL.md" ] || fail "no $skills/$hname/SKILL.md: $(ls -la "$skills" 2>&1)"
+[ -f "$skills/$hname/.mull-managed" ] || fail "no .mull-managed beside $hname's SKILL.md"
+grep -qx '  author: mull' "$skills/$hname/SKILL.md" || fail "$hname's SKILL.md lacks mull's marker: $(cat "$skills/$hname/SKILL.md")"
+grep -qx "name: $hname" "$skills/$hname/SKILL.md" || fail "$hname's SKILL.md is not named $hname: $(cat "$skills/$hname/SKILL.md")"
+grep -q "SKILL-SEEN $smarker" "$tmp/harness1.out" || fail "the model request did not list $hname (the fake DeepSeek's catalog rule did not fire): $(head -c 500 "$tmp/harness1.out")"
+hlog=$(find "$DSH_HOME/sessions" -name 'session.jsonl*' -newer "$tmp/harness-apply.json" | head -n 1)
+[ -n "$hlog" ] || fail "no session log of the harness run"
+"$node" - "$hlog" "$hname" "$hid" > "$tmp/harness-log.txt" <<'EOF' || fail "the harness run's session log: $(cat "$tmp/harness-log.txt")"
+const [file, name, id] = process.argv.slice(2)
+const rows = require(process.env.DSHLOG_JS).rows(file)
+const users = rows.filter(r => r.type === 'user/message')
+const catalog = users.find(r => r.data.source?.kind === 'skill-catalog')
+if (!catalog) { console.log('no skill catalog message in the log'); process.exit(1) }
+const entries = catalog.data.source.entries ?? []
+if (!entries.some(e => e.name === name)) { console.log(`the skill catalog lacks ${name}: ${JSON.stringify(entries)}`); process.exit(1) }
+const text = m => (m.data.content ?? []).filter(b => b.type === 'text').map(b => b.text).join('\n')
+const harness = users.filter(r => r.data.source?.kind === 'plugin' && text(r).startsWith('<mull-harness'))
+if (harness.length !== 1) { console.log(`want one <mull-harness> message, got ${harness.length}`); process.exit(1) }
+if (!text(harness[0]).includes(`- ${id} v1:`)) { console.log('the projection does not name the skill entry:\n' + text(harness[0])); process.exit(1) }
+console.log(`catalog: ${entries.map(e => e.name).join(', ')}`)
+console.log(`projection: ${text(harness[0]).split('\n')[0]} (${text(harness[0]).length} chars)`)
+EOF
+sed 's/^/   /' "$tmp/harness-log.txt"
+curl -sS "$murl/v1/admin/harness/entries?kind=skill" > "$tmp/harness-entries.json" || fail "GET /v1/admin/harness/entries failed"
+"$node" -e 'const l = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).entries; const e = l.find(e => e.id === process.argv[2]); if (!e || !(e.injections >= 1)) { console.log(JSON.stringify(l)); process.exit(1) }' \
+  "$tmp/harness-entries.json" "$hid" || fail "the projection's key was not counted: $(cat "$tmp/harness-entries.json")"
+[ "$(cat "$skills/mull-users-own/SKILL.md")" = "$users_own" ] && [ ! -e "$skills/mull-users-own/.mull-managed" ] || fail "the user's mull-users-own was touched"
+
+code=$(curl -sS -o "$tmp/harness-archived.json" -w '%{http_code}' -X POST "$murl/v1/admin/harness/entries/$hid/archive" -H 'content-type: application/json' \
+  -d '{"kind": "skill", "reason": "the e2e archives it"}') || code=000
+[ "$code" = 200 ] || fail "archive answered $code: $(cat "$tmp/harness-archived.json" 2>/dev/null)"
+run_dsh harness2 "http://127.0.0.1:$dport/v1" "Which skills can you use here?" || fail "DSH exited non-zero after the archive"
+[ ! -e "$skills/$hname" ] || fail "$skills/$hname is still there after the skill was archived: $(ls -la "$skills/$hname")"
+! grep -q "SKILL-SEEN $smarker" "$tmp/harness2.out" || fail "the model still saw the archived skill"
+! grep -q '^\[mull\]' "$tmp/harness2.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/harness2.err")"
+[ "$(cat "$skills/mull-users-own/SKILL.md")" = "$users_own" ] || fail "the user's mull-users-own was touched"
+took "$hname materialized, in the catalog and seen by the model; archived: removed; the user's mull-users-own untouched"
+
+# ---------------------------------------------------------------- 12. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"
 kill "$mull_pid"; wait "$mull_pid" 2>/dev/null || true
 run_dsh run3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero while mull was down"
@@ -760,7 +832,7 @@ lines=$(grep -c '^\[mull\]' "$tmp/run3.err" || true)
 [ "$lines" = 1 ] || fail "want exactly one plugin line while mull is down, got $lines: $(cat "$tmp/run3.err")"
 took "$(grep '^\[mull\]' "$tmp/run3.err")"
 
-# ---------------------------------------------------------------- 12. negative ledger
+# ---------------------------------------------------------------- 13. negative ledger
 # A mull in block mode on the port the plugin was installed with. The
 # commands append to a side-effect file, so a denied call shows as a line
 # that is not there. The retry time (15s) is far longer than one DSH

@@ -3,8 +3,11 @@
 // system-prompt section, adds new memory notices to each step, and gives the
 // agent the remember, memory_search and playbook_use tools, and the task
 // tools (task_start, task_end, task_reflect, lessons_lookup) with a fixed
-// task-boundary hint in the system prompt; and it asks mull's negative
-// ledger before a tracked tool runs and tells it how the call ended.
+// task-boundary hint in the system prompt; it asks mull's negative
+// ledger before a tracked tool runs and tells it how the call ended; and it
+// brings mull's refined harness (seed 004) in: the projection as a per-step
+// message when it changes, mull's skills as DSH skill bundles, and the
+// harness_refine and harness_wrapup tools.
 //
 // Plain ESM, no dependencies: global fetch and node: built-ins only. It
 // never blocks or breaks the agent: handlers return at once, network calls
@@ -25,9 +28,9 @@ export const inject = ['tools', 'systemPrompt']
  * The third argument is for tests: {clock} replaces the real one
  * (lib/clock.mjs).
  */
-export async function apply (ctx, config, { clock } = {}) {
+export async function apply (ctx, config, { clock, harnessTiming } = {}) {
   const log = makeLog(ctx, config?.logTo)
-  const bridge = createBridge(ctx, config, { log, clock })
+  const bridge = createBridge(ctx, config, { log, clock, harnessTiming })
   if (bridge.config.tools) {
     const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
     const registered = registerTools(ctx, bridge, defineTool, log)
@@ -51,9 +54,9 @@ export function addTaskHint (ctx, config) {
  * the tools. Tests call it with a fake ctx and a fake mull.
  * @returns {Bridge}
  */
-export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff, clock } = {}) {
+export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff, clock, harnessTiming } = {}) {
   const config = normalizeConfig(rawConfig, msg => log('warn', msg))
-  const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff, clock })
+  const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff, clock, harnessTiming })
   ctx.on('agent/session-start', payload => bridge.onSessionStart(payload))
   ctx.on('session/event', (session, event) => bridge.onSessionEvent(session, event))
   ctx.on('agent/error', payload => bridge.onAgentError(payload))

@@ -7,6 +7,7 @@ import { Ledger } from './ledger.mjs'
 import { realClock } from './clock.mjs'
 import { EventQueue } from './queue.mjs'
 import { DigestCache } from './digest.mjs'
+import { Harness } from './harness.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
 import { failureDetail, mapTitle, mapUsage } from './usage.mjs'
@@ -39,8 +40,9 @@ export class Bridge {
    * @param {typeof fetch} [o.fetch]
    * @param {{minBackoffMs?: number, maxBackoffMs?: number}} [o.backoff] - for tests
    * @param {import('./clock.mjs').realClock} [o.clock] - for tests
+   * @param {{follow?: number, poll?: number[]}} [o.harnessTiming] - for tests (lib/harness.mjs)
    */
-  constructor ({ config, log, pluginName = 'mull', workspace = process.cwd(), fetch, backoff, clock = realClock }) {
+  constructor ({ config, log, pluginName = 'mull', workspace = process.cwd(), fetch, backoff, clock = realClock, harnessTiming }) {
     this.config = config
     this.log = log
     this.pluginName = pluginName
@@ -54,6 +56,11 @@ export class Bridge {
       client: this.client, log, clock, onNotices: (session, list) => { if (config.notices) this.notices.add(session, list) }
     })
     this.ledger = new Ledger({ config: config.ledger, client: this.client, log, workspace, pluginName, clock })
+    // mull serves a session's harness only once it knows the session: its
+    // session_start goes out first (sessionSent).
+    this.harness = config.harness
+      ? new Harness({ client: this.client, log, clock, pluginName, skillsDir: config.skillsDir, ready: id => this.sessionSent(id), timing: harnessTiming })
+      : null
     this.sessions = new Map()
     this.feedbackSent = new Set()
     this.timer = null
@@ -95,6 +102,8 @@ export class Bridge {
       if (s.seenAt < since) continue
       this.digest.refresh(s.workspace, s.id)
       if (this.config.notices) this.notices.poll(s.workspace, s.id)
+      // Cheap: both answer 304 while nothing changed.
+      if (this.harness) this.harness.refresh(s.id)
     }
   }
 
@@ -105,14 +114,30 @@ export class Bridge {
    * boundary after what came before it, not before events still queued.
    */
   toolSpecs () {
-    return toolSpecs({
+    const o = {
       client: this.client,
       where: agent => this.where(agent),
       sendQueued: agent => {
         this.guard('task-boundary', () => this.track(agent?.session))
         return this.queue.drain(this.config.timeoutMs)
       }
-    })
+    }
+    return [...toolSpecs(o), ...(this.harness ? this.harness.toolSpecs(o) : [])]
+  }
+
+  /**
+   * Resolves once a session's session_start has left the queue (mull knows
+   * the session): at once when it has; else after the queue's usual delay
+   * (at most timeoutMs, so a title arriving meanwhile still rides on it),
+   * with a drain bounded by timeoutMs. Never rejects.
+   */
+  async sessionSent (id) {
+    const s = this.sessions.get(id)
+    if (!s) return
+    const queued = () => this.queue.items.includes(s.start)
+    if (!queued() && !this.queue.flushing) return
+    if (queued()) await new Promise(resolve => this.clock.setTimeout(resolve, Math.min(this.config.flushMs, this.config.timeoutMs)))
+    await this.queue.drain(this.config.timeoutMs)
   }
 
   where (agent) {
@@ -152,6 +177,7 @@ export class Bridge {
       const [oldest, gone] = this.sessions.entries().next().value
       this.sessions.delete(oldest)
       this.notices.forget(oldest)
+      this.harness?.forget(oldest)
       this.settleErrors(gone)
     }
     const parent = typeof header.parentSession === 'string' && header.parentSession ? header.parentSession : undefined
@@ -167,6 +193,7 @@ export class Bridge {
       if (!s) return
       this.digest.refresh(s.workspace, s.id)
       if (this.config.notices) this.notices.poll(s.workspace, s.id)
+      if (this.harness) this.harness.start(s.id)
       this.ledger.onSessionStart(s.workspace)
     })
   }
@@ -261,18 +288,34 @@ export class Bridge {
   /**
    * agent/pre-step (waterfall). Lets the rest of the chain decide first,
    * then appends one plugin message with the notices fetched since the last
-   * step, and starts the next fetch in the background. Never awaits mull.
+   * step and, when its ETag changed, one with mull's harness projection,
+   * and starts the next fetches in the background. Never awaits mull but
+   * once: a session's first step waits for its first harness fetch, at
+   * most timeoutMs, before the chain runs, so mull's skills are on disk
+   * when DSH lists its skill catalog (later in this same chain).
    */
   async onPreStep (payload, next) {
+    const s = this.sessions.get(payload?.agent?.id)
+    if (s && this.harness) {
+      try { await this.harness.settle(s.id, this.config.timeoutMs) } catch {}
+    }
     const decision = await next()
-    if (!this.config.notices) return decision
+    if (!s || (!this.config.notices && !this.harness)) return decision
     try {
-      const s = this.sessions.get(payload?.agent?.id)
-      if (!s) return decision
-      const ready = decision?.kind === 'enter' && Array.isArray(decision.messages) ? this.notices.take(s.id) : []
-      this.notices.poll(s.workspace, s.id)
-      if (ready.length === 0) return decision
-      return { ...decision, messages: [...decision.messages, noticeMessage(ready, this.pluginName)] }
+      const open = decision?.kind === 'enter' && Array.isArray(decision.messages)
+      const extra = []
+      if (this.config.notices) {
+        const ready = open ? this.notices.take(s.id) : []
+        this.notices.poll(s.workspace, s.id)
+        if (ready.length > 0) extra.push(noticeMessage(ready, this.pluginName))
+      }
+      if (this.harness) {
+        const m = open ? this.harness.take(s.id) : null
+        this.harness.refreshProjection(s.id)
+        if (m) extra.push(m)
+      }
+      if (extra.length === 0) return decision
+      return { ...decision, messages: [...decision.messages, ...extra] }
     } catch (err) {
       this.warnOnce('pre-step', `mull plugin: pre-step failed (${err?.message ?? err}); the step goes on without notices`)
       return decision

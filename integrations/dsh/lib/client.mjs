@@ -87,7 +87,7 @@ export class MullClient {
       text = await res.text()
     } catch (err) {
       const timedOut = err?.name === 'TimeoutError' || err?.name === 'AbortError'
-      this.markDown(timedOut ? `no answer within ${timeoutMs} ms` : describe(err))
+      this.markDown(timedOut ? `no answer within ${timeoutMs} ms to ${method} ${path}` : describe(err))
       return fail(timedOut ? 'timeout' : 'network')
     }
     const busy = busyIsAnswer && res.status === 503 && res.headers.has('retry-after')

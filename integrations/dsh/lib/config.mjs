@@ -1,6 +1,10 @@
 // The plugin's config: defaults, and a value that does not fit falls back
 // to its default with one warning, so a typo never stops DSH.
 
+import { isAbsolute } from 'node:path'
+
+import { defaultSkillsDir } from './harness.mjs'
+
 export const DEFAULTS = Object.freeze({
   baseUrl: 'http://127.0.0.1:7788',
   apiToken: '',
@@ -14,6 +18,11 @@ export const DEFAULTS = Object.freeze({
   tools: true,
   taskHints: true,
   forwardMessages: true,
+  // The refined harness (seed 004): the projection message, the skills
+  // materialized under skillsDir ('' is DSH's own: $DSH_HOME/skills or
+  // ~/.dsh/skills) and the harness_refine and harness_wrapup tools.
+  harness: true,
+  skillsDir: '',
   dshToolsModule: '',
   logTo: 'dsh',
   // The negative ledger (seed 003). mode is what the plugin assumes until
@@ -105,9 +114,19 @@ export function normalizeConfig (raw, warn = () => {}) {
     tools: bool('tools'),
     taskHints: bool('taskHints'),
     forwardMessages: bool('forwardMessages'),
+    harness: bool('harness'),
+    skillsDir: skillsDir(c.skillsDir, warn),
     dshToolsModule: str('dshToolsModule').trim(),
     logTo: oneOf('logTo', ['dsh', 'stderr'])
   }
+}
+
+/** skillsDir: an absolute path, else DSH's own skills dir. */
+function skillsDir (v, warn) {
+  if (v === undefined || v === null || v === '') return defaultSkillsDir()
+  if (typeof v === 'string' && isAbsolute(v.trim())) return v.trim()
+  warn(`mull plugin config: skillsDir=${JSON.stringify(v)} is not an absolute path; using ${defaultSkillsDir()}`)
+  return defaultSkillsDir()
 }
 
 /** The ledger block: each key checked on its own, a bad one falls back to its default. */

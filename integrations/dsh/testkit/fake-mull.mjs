@@ -106,6 +106,8 @@ export class FakeMull {
     this.waiters = []
     /** The negative ledger, as mull's negledger service answers (see FakeLedger). */
     this.ledger = new FakeLedger()
+    /** The refined harness (seed 004), canned (see FakeHarness). */
+    this.harness = new FakeHarness()
   }
 
   get url () {
@@ -213,6 +215,13 @@ export class FakeMull {
     if (lookup) {
       const text = this.lessons.get(decodeURIComponent(lookup[1]))
       return text === undefined ? send(res, 404, { error: `no lesson ${decodeURIComponent(lookup[1])}` }) : send(res, 200, { text })
+    }
+    if (url.pathname.startsWith('/v1/harness/')) {
+      const known = new Set([...this.events.values()].map(e => e.session_id))
+      const [status, answer, headers] = this.harness.handle(req.method, url.pathname, q, body, req.headers, known)
+      if (status === 304) { res.writeHead(304, headers); return res.end() }
+      if (status === 204) { res.writeHead(204, headers); return res.end() }
+      return send(res, status, answer, headers)
     }
     if (url.pathname.startsWith('/v1/ledger/')) {
       const intercepted = this.ledger.intercept ? await this.ledger.intercept(route, body, rec) : undefined
@@ -534,6 +543,115 @@ export class FakeLedger {
     }
     return [200, { stored: b.observations.length, staled }]
   }
+}
+
+/**
+ * The agent's harness routes (contract13 "HTTP"), with canned answers a
+ * test sets: the projection and the skills per session (ETag = a hash of
+ * the answer, 304 on If-None-Match), a refine job's answers in turn, the
+ * wrap-up, promotions and their conflicts. The session must be one whose
+ * events arrived, as mull requires a known session.
+ */
+export class FakeHarness {
+  constructor () {
+    /** session → {text, keys} ('' for every session). */
+    this.projections = new Map()
+    /** session → [{name, source, id, version, markdown}] ('' for every session). */
+    this.skills = new Map()
+    /** The injections posted, as {session, keys}. */
+    this.injections = []
+    this.nextJob = 1
+    /** job id → its answers to GET /v1/harness/refine/{id}, in turn (the last repeats). */
+    this.jobs = new Map()
+    /** What a new plan job answers, in turn (copied per job). */
+    this.jobScript = [{ state: 'running' }, { state: 'completed', review: { outcome: 'assessed', rationale: 'nothing to refine' } }]
+    /** Refinements a rollback may name: id → {refinement, scope}. */
+    this.refinements = new Map()
+    this.wrapup = new Map() // session → suggestions
+    /** id → what POST /v1/harness/promote answers: [status, body]. */
+    this.promotions = new Map()
+  }
+
+  projectionOf (session) {
+    return this.projections.get(session) ?? this.projections.get('') ?? { text: '', keys: [] }
+  }
+
+  skillsOf (session) {
+    return this.skills.get(session) ?? this.skills.get('') ?? []
+  }
+
+  handle (method, path, q, body, headers, known) {
+    const need = session => {
+      if (typeof session !== 'string' || !session) return [400, { error: 'session: required', field: 'session' }]
+      if (!known.has(session)) return [404, { error: `unknown session ${session}`, field: 'session' }]
+      return null
+    }
+    const tagged = (answer) => {
+      const etag = '"' + createHash('sha256').update(JSON.stringify(answer)).digest('hex').slice(0, 16) + '"'
+      if (headers['if-none-match'] === etag) return [304, null, { etag }]
+      return [200, { ...answer, etag }, { etag }]
+    }
+    const job = method === 'GET' && /^\/v1\/harness\/refine\/([^/]+)$/.exec(path)
+    if (job) {
+      const list = this.jobs.get(job[1])
+      if (!list) return [404, { error: `no refine job ${job[1]}` }]
+      const a = list.length > 1 ? list.shift() : list[0]
+      return [200, { job_id: Number(job[1]), errors: [], ...a }]
+    }
+    switch (`${method} ${path}`) {
+      case 'GET /v1/harness/projection': {
+        const bad = need(q.session)
+        if (bad) return bad
+        const p = this.projectionOf(q.session)
+        return tagged({ text: p.text, keys: p.keys ?? [], count: (p.keys ?? []).length, query: q.query ?? '' })
+      }
+      case 'POST /v1/harness/injections': {
+        const bad = fields(body, { session: true, keys: false }) ?? need(body.session)
+        if (bad) return Array.isArray(bad) ? bad : [400, bad]
+        if (!Array.isArray(body.keys) || !body.keys.every(k => typeof k === 'string')) return [400, { error: 'keys: want a list of strings', field: 'keys' }]
+        this.injections.push({ session: body.session, keys: body.keys })
+        return [204, null, {}]
+      }
+      case 'GET /v1/harness/skills': {
+        const bad = need(q.session)
+        if (bad) return bad
+        return tagged({ skills: this.skillsOf(q.session) })
+      }
+      case 'POST /v1/harness/refine': {
+        const bad = fields(body, { session: true, mode: true, instruction: false, global: false, rollback_id: false, scope: false }) ?? need(body.session)
+        if (bad) return Array.isArray(bad) ? bad : [400, bad]
+        if (body.global !== undefined && typeof body.global !== 'boolean') return [400, { error: 'global: want a boolean', field: 'global' }]
+        if (body.mode === 'plan') {
+          const id = String(this.nextJob++)
+          this.jobs.set(id, this.jobScript.map(a => structuredClone(a)))
+          return [202, { job_id: Number(id), state: 'available', scope: body.global ? 'global' : 'local' }]
+        }
+        if (body.mode !== 'rollback') return [400, { error: 'mode: not one of plan, rollback', field: 'mode' }]
+        if (typeof body.rollback_id !== 'string' || !body.rollback_id) return [400, { error: 'rollback_id: required', field: 'rollback_id' }]
+        if (body.scope !== 'local' && body.scope !== 'global') return [400, { error: 'scope: required with rollback (local or global)', field: 'scope' }]
+        const r = this.refinements.get(body.rollback_id)
+        if (!r || r.scope !== body.scope) return [404, { error: `no refinement found with id ${body.rollback_id}` }]
+        return [200, { refinement: r.rollback }]
+      }
+      case 'GET /v1/harness/wrapup': {
+        const bad = need(q.session)
+        if (bad) return bad
+        return [200, { suggestions: this.wrapup.get(q.session) ?? [] }]
+      }
+      case 'POST /v1/harness/promote': {
+        const bad = fields(body, { session: true, id: true }) ?? need(body.session)
+        if (bad) return Array.isArray(bad) ? bad : [400, bad]
+        const [status, answer] = this.promotions.get(body.id) ?? [409, { error: `local entry not found: ${body.id}` }]
+        return [status, answer]
+      }
+      default: return [404, { error: `no route ${method} ${path}` }]
+    }
+  }
+}
+
+/** A SKILL.md as learn/harness SkillMarkdown renders one: mull's marker under metadata. */
+export function fakeSkillMarkdown (id, description, body, version = 1) {
+  return `---\nname: mull-${id}\ndescription: ${description}\nmetadata:\n  author: mull\n  source: harness\n  mull-version: ${version}\n---\n\n${body}\n`
 }
 
 /** A lease's owner as mull keys it: the session and the call. */

@@ -1,9 +1,16 @@
 // A fake Cordis ctx and DSH-shaped sessions for the plugin's tests.
 
-import { readFileSync, existsSync, readdirSync } from 'node:fs'
+import { readFileSync, existsSync, readdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { spawnSync } from 'node:child_process'
+import { tmpdir } from 'node:os'
 import { join, dirname } from 'node:path'
 import { fileURLToPath } from 'node:url'
+
+// The plugin materializes mull's skills under $DSH_HOME/skills by default:
+// a test process never touches the real DSH home, so it gets a throwaway one.
+const testDshHome = mkdtempSync(join(tmpdir(), 'mull-plugin-test-dsh-'))
+process.env.DSH_HOME = testDshHome
+process.on('exit', () => { try { rmSync(testDshHome, { recursive: true, force: true }) } catch {} })
 
 /** A ctx with on(), emit(), a pre-step waterfall, and recorders for sections and tools. */
 export class FakeCtx {
