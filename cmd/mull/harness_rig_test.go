@@ -260,8 +260,9 @@ func (f *harnessFake) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // refineCall tells a refine_review's review call from its planner call by
-// the answer its last message asks for: the two share their system prompt
-// and material (DeepSeek's prefix cache), only the ask differs.
+// the answer format its last message ends with: the two share their system
+// prompt and material (DeepSeek's prefix cache), only the ask, last,
+// differs, so the format named last is the call's.
 func refineCall(body []byte) string {
 	var req struct {
 		Messages []struct {
@@ -272,10 +273,11 @@ func refineCall(body []byte) string {
 		return "refine_review"
 	}
 	ask := req.Messages[len(req.Messages)-1].Content
+	plan, review := strings.LastIndex(ask, `"edits"`), strings.LastIndex(ask, `"approved"`)
 	switch {
-	case strings.Contains(ask, `"edits"`):
+	case plan > review:
 		return callPlan
-	case strings.Contains(ask, `"approved"`):
+	case review > plan:
 		return callReview
 	}
 	return "refine_review"
