@@ -66,8 +66,6 @@ type FieldError struct {
 
 func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
 
-var errTODO = errors.New("harnesses: not built yet")
-
 // Source says who made a refinement.
 type Source string
 
@@ -103,6 +101,10 @@ type ApplyRequest struct {
 	// SessionID is the session whose trajectory made it (provenance).
 	SessionID  string
 	RollbackOf string
+
+	// lifecycle: an archive or pin edit (an admin's skips approval);
+	// approved: a held refinement a person accepted.
+	lifecycle, approved bool
 }
 
 // Applied is what an apply did. Pending is set instead of Refinement when
@@ -114,24 +116,29 @@ type Applied struct {
 }
 
 // Apply applies r in its own transaction.
-func (s *Service) Apply(ctx context.Context, r ApplyRequest) (Applied, error) {
-	return Applied{}, errTODO
+func (s *Service) Apply(ctx context.Context, r ApplyRequest) (a Applied, err error) {
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		a, err = s.applyTx(ctx, tx, r)
+		return err
+	})
+	return a, err
 }
 
 // ApplyTx applies r inside tx (the job's completing transaction): the
 // scope's row is locked first, so applies of one scope are serialized.
 func (s *Service) ApplyTx(ctx context.Context, tx *sql.Tx, r ApplyRequest) (Applied, error) {
-	return Applied{}, errTODO
+	return s.applyTx(ctx, tx, r)
 }
 
 // State is one store's entries now (tombstones excluded).
 func (s *Service) State(ctx context.Context, scope harness.Scope) (harness.State, error) {
-	return nil, errTODO
+	return s.state(ctx, s.store.DB, scope)
 }
 
 // Merged is what a session sees: its local store over the global one.
 func (s *Service) Merged(ctx context.Context, session string) (harness.State, error) {
-	return nil, errTODO
+	_, _, m, err := s.merged(ctx, s.store.DB, session)
+	return m, err
 }
 
 // EntryView is an entry with the store it is in.
@@ -156,7 +163,7 @@ type ListFilter struct {
 }
 
 // List lists entries by kind then id.
-func (s *Service) List(ctx context.Context, f ListFilter) ([]EntryView, error) { return nil, errTODO }
+func (s *Service) List(ctx context.Context, f ListFilter) ([]EntryView, error) { return s.list(ctx, f) }
 
 // EntryRef names one entry. Kind may be "" when the id is one kind's only.
 type EntryRef struct {
@@ -168,7 +175,7 @@ type EntryRef struct {
 // Get reads an entry as it is now, or as it was at at (non-zero): the
 // version in force then. A deleted entry at at is ErrNotFound.
 func (s *Service) Get(ctx context.Context, ref EntryRef, at time.Time) (EntryView, error) {
-	return EntryView{}, errTODO
+	return s.get(ctx, ref, at)
 }
 
 // Version is one version of an entry, with the refinement that made it.
@@ -180,7 +187,9 @@ type Version struct {
 }
 
 // Versions lists every version of an entry, oldest first.
-func (s *Service) Versions(ctx context.Context, ref EntryRef) ([]Version, error) { return nil, errTODO }
+func (s *Service) Versions(ctx context.Context, ref EntryRef) ([]Version, error) {
+	return s.versions(ctx, ref)
+}
 
 // RefinementView is a refinement with its provenance.
 type RefinementView struct {
@@ -204,37 +213,41 @@ type HistoryFilter struct {
 
 // History lists refinements, newest first.
 func (s *Service) History(ctx context.Context, f HistoryFilter) ([]RefinementView, error) {
-	return nil, errTODO
+	return s.history(ctx, s.store.DB, f)
 }
 
 // Refinement reads one refinement.
 func (s *Service) Refinement(ctx context.Context, id string) (RefinementView, error) {
-	return RefinementView{}, errTODO
+	r, err := s.store.GetHarnessRefinement(ctx, s.store.DB, id)
+	if err != nil {
+		return RefinementView{}, err
+	}
+	return refinementView(r), nil
 }
 
 // Rollback applies the reversal of refinement id (harness.RollbackOf) to
 // its own scope, manual path. Rolling back twice is ErrConflict.
 func (s *Service) Rollback(ctx context.Context, id string, src Source) (Applied, error) {
-	return Applied{}, errTODO
+	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.rollback(ctx, tx, id, src) })
 }
 
 // SetLifecycle archives (archive true) or restores an entry, or pins or
 // unpins it (pin non-nil), as a one-edit manual refinement with reason.
 func (s *Service) SetLifecycle(ctx context.Context, ref EntryRef, archive, pin *bool, reason string, src Source) (Applied, error) {
-	return Applied{}, errTODO
+	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.setLifecycle(ctx, tx, ref, archive, pin, reason, src) })
 }
 
 // Promote copies a session's local entry to the global store (the seed's
 // promoteEntry): "local entry not found: <id>", "ambiguous local id:
 // <id>", "global id conflict" are ConflictErrors (not found: ErrNotFound).
 func (s *Service) Promote(ctx context.Context, session, id string, src Source) (Applied, error) {
-	return Applied{}, errTODO
+	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.promote(ctx, tx, session, id, src) })
 }
 
 // Wrapup is the seed's deterministic wrap-up for a session's local
 // entries.
 func (s *Service) Wrapup(ctx context.Context, session string) ([]harness.Suggestion, error) {
-	return nil, errTODO
+	return s.wrapup(ctx, session)
 }
 
 // ReviewRow is one review verdict (the seed's reviews.jsonl row).
@@ -258,7 +271,7 @@ type ReviewRow struct {
 
 // RecordReview stores a review row inside tx.
 func (s *Service) RecordReview(ctx context.Context, tx *sql.Tx, r ReviewRow) (int64, error) {
-	return 0, errTODO
+	return s.recordReview(ctx, tx, r)
 }
 
 // ReviewFilter filters Reviews.
@@ -270,7 +283,7 @@ type ReviewFilter struct {
 
 // Reviews lists review rows, newest first.
 func (s *Service) Reviews(ctx context.Context, f ReviewFilter) ([]ReviewRow, error) {
-	return nil, errTODO
+	return s.reviews(ctx, f)
 }
 
 // Projection is what the agent is shown, with its ETag.
@@ -285,13 +298,13 @@ type Projection struct {
 // Projection ranks and renders the session's merged harness for query
 // ("" derives it from the session's stored user messages).
 func (s *Service) Projection(ctx context.Context, session, query string) (Projection, error) {
-	return Projection{}, errTODO
+	return s.projection(ctx, session, query)
 }
 
 // RecordInjections counts that the projection's keys reached the
 // session's context (the wrap-up's telemetry).
 func (s *Service) RecordInjections(ctx context.Context, session string, keys []string) error {
-	return errTODO
+	return s.store.InTx(ctx, func(tx *sql.Tx) error { return s.recordInjections(ctx, tx, session, keys) })
 }
 
 // Skill is one SKILL.md bundle DSH reads.
@@ -314,7 +327,7 @@ type Skills struct {
 // Skills lists the active skill entries of the session's merged harness
 // and, with harness.playbook_skills, the workspace's playbooks.
 func (s *Service) Skills(ctx context.Context, session, workspace string) (Skills, error) {
-	return Skills{}, errTODO
+	return s.skills(ctx, session, workspace)
 }
 
 // Decide accepts or rejects a pending harness proposal (a global
@@ -322,5 +335,14 @@ func (s *Service) Skills(ctx context.Context, session, workspace string) (Skills
 // against the baseline it was planned on), in the transaction that marks
 // the proposal decided.
 func (s *Service) Decide(ctx context.Context, proposalID string, accept bool, note string) (Applied, error) {
-	return Applied{}, errTODO
+	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.decide(ctx, tx, proposalID, accept, note) })
+}
+
+// inTx runs fn in one transaction and returns what it applied.
+func (s *Service) inTx(ctx context.Context, fn func(tx *sql.Tx) (Applied, error)) (a Applied, err error) {
+	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
+		a, err = fn(tx)
+		return err
+	})
+	return a, err
 }

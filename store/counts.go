@@ -13,6 +13,8 @@ var countedTables = []string{
 	"workflow_runs", "workflow_steps", "budget_limits", "budget_usage", "budget_reservations", "llm_calls",
 	"sessions", "events", "dsh_import_files", "memories", "digest_state", "handoffs", "retro_runs",
 	"playbooks", "proposals", "error_retros", "consolidate_state", "river_job",
+	"harness_scopes", "harness_entries", "harness_entry_versions", "harness_refinements", "harness_reviews",
+	"harness_gates", "harness_injections",
 }
 
 // RowCounts counts the rows of every table a request or an import can

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -224,18 +225,35 @@ type Proposal struct {
 	// DecidedAt and Note are set when the user accepted or rejected it.
 	DecidedAt time.Time
 	Note      string
+	// Kind is ProposalRetro ("" reads so) or ProposalHarness: a global
+	// harness refinement held by harness.require_global_approval, its
+	// Payload the refinement to apply (JSON, the harness service's).
+	Kind    string
+	Payload string
 }
 
-const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note`
+// Proposal kinds. The one-pending-per-workspace rule is the retro's only.
+const (
+	ProposalRetro   = "retro"
+	ProposalHarness = "harness"
+)
+
+const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note, kind, payload`
 
 // AddPendingProposal stores a pending proposal unless the workspace already
 // has one pending (or this id exists); ok reports whether it was stored.
 // The unique index proposals_one_pending holds the rule, so two retros
-// adding at once store one: the other's insert does nothing.
+// adding at once store one: the other's insert does nothing. A proposal of
+// kind ProposalHarness is held by its id only.
 func (s *Store) AddPendingProposal(ctx context.Context, tx *sql.Tx, p Proposal) (ok bool, err error) {
-	res, err := tx.ExecContext(ctx, `insert into proposals (id, workspace, summary, detail, status, session_id, job_id, created_at)
-		values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing`,
-		p.ID, p.Workspace, p.Summary, p.Detail, ProposalPending, p.SessionID, p.JobID, utcMicro(p.CreatedAt))
+	var payload *string
+	if p.Payload != "" {
+		payload = &p.Payload
+	}
+	res, err := tx.ExecContext(ctx, `insert into proposals (id, workspace, summary, detail, status, session_id, job_id, created_at,
+		kind, payload) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing`,
+		p.ID, p.Workspace, p.Summary, p.Detail, ProposalPending, p.SessionID, p.JobID, utcMicro(p.CreatedAt),
+		cmp.Or(p.Kind, ProposalRetro), payload)
 	if err != nil {
 		return false, fmt.Errorf("add proposal of %q: %w", p.Workspace, err)
 	}
@@ -315,10 +333,13 @@ func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note
 func scanProposal(row scanner) (Proposal, error) {
 	var p Proposal
 	var decided sql.NullTime
-	err := row.Scan(&p.ID, &p.Workspace, &p.Summary, &p.Detail, &p.Status, &p.SessionID, &p.JobID, &p.CreatedAt, &decided, &p.Note)
+	var payload sql.NullString
+	err := row.Scan(&p.ID, &p.Workspace, &p.Summary, &p.Detail, &p.Status, &p.SessionID, &p.JobID, &p.CreatedAt, &decided, &p.Note,
+		&p.Kind, &payload)
 	if err != nil {
 		return p, err
 	}
+	p.Payload = payload.String
 	p.CreatedAt = p.CreatedAt.UTC()
 	if decided.Valid {
 		p.DecidedAt = decided.Time.UTC()

@@ -250,6 +250,10 @@ type ApplyOptions struct {
 	MaxShrink float64
 	// SourceSession is stamped on created and content-updated entries.
 	SourceSession string
+	// Tombstones are the last versions of the deleted entries of the
+	// target store, keyed TombstoneKey(kind, id): a create of a deleted id
+	// starts at that version + 1, so an entry's history stays monotonic.
+	Tombstones map[string]int
 	// Now is the commit time.
 	Now time.Time
 }
