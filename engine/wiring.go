@@ -24,10 +24,14 @@ type SessionHook func(ctx context.Context, tx *sql.Tx, client *Client, s store.S
 // agent error event.
 type ErrorHook func(ctx context.Context, tx *sql.Tx, client *Client, e events.Event) error
 
-// TurnHook runs, inside the ingest transaction, for each newly stored
-// turn_end event of a live session, after its session is saved (s is the
-// session as saved). An error rolls the batch back.
-type TurnHook func(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error
+// EventHook runs, inside the ingest transaction, for each newly stored
+// event of the type it was added for (OnEvent), of a live session, after
+// its session is saved (s is the session as saved). An error rolls the
+// batch back.
+type EventHook func(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error
+
+// TurnHook is an EventHook on turn_end events (OnTurnEnded).
+type TurnHook = EventHook
 
 // wiring is what kinds contribute to a Registry besides their workers. It
 // is written only while wiring, before any client is built, and read after.
@@ -35,7 +39,7 @@ type wiring struct {
 	cron         []config.Cron
 	sessionHooks []SessionHook
 	errorHooks   []ErrorHook
-	turnHooks    []TurnHook
+	eventHooks   map[events.Type][]EventHook
 	// client is the first client NewClient built over the registry: the one
 	// the hooks enqueue with (atomic: tests build more clients while jobs
 	// run).
@@ -67,8 +71,17 @@ func (r *Registry) OnSessionEnded(h SessionHook) { r.sessionHooks = append(r.ses
 // OnAgentError adds an agent-error hook; hooks run in the order added.
 func (r *Registry) OnAgentError(h ErrorHook) { r.errorHooks = append(r.errorHooks, h) }
 
-// OnTurnEnded adds a turn-end hook; hooks run in the order added.
-func (r *Registry) OnTurnEnded(h TurnHook) { r.turnHooks = append(r.turnHooks, h) }
+// OnEvent adds a hook on newly stored events of type t (turn_end,
+// compaction_end, ...); the hooks of one type run in the order added.
+func (r *Registry) OnEvent(t events.Type, h EventHook) {
+	if r.eventHooks == nil {
+		r.eventHooks = map[events.Type][]EventHook{}
+	}
+	r.eventHooks[t] = append(r.eventHooks[t], h)
+}
+
+// OnTurnEnded adds a turn-end hook: OnEvent(events.TurnEnd, h).
+func (r *Registry) OnTurnEnded(h TurnHook) { r.OnEvent(events.TurnEnd, h) }
 
 // SessionEnded runs every session-end hook in order; the first error
 // stops it (and rolls the ingest transaction back). It reads the hooks
@@ -92,9 +105,19 @@ func (r *Registry) AgentError(ctx context.Context, tx *sql.Tx, client *Client, e
 	return nil
 }
 
+// Event runs every hook added for e's type in order, like SessionEnded
+// (none for a type nobody hooked).
+func (r *Registry) Event(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error {
+	return r.runEvent(ctx, e.Type, tx, client, s, e)
+}
+
 // TurnEnded runs every turn-end hook in order, like SessionEnded.
 func (r *Registry) TurnEnded(ctx context.Context, tx *sql.Tx, client *Client, s store.Session, e events.Event) error {
-	for _, h := range r.turnHooks {
+	return r.runEvent(ctx, events.TurnEnd, tx, client, s, e)
+}
+
+func (r *Registry) runEvent(ctx context.Context, t events.Type, tx *sql.Tx, client *Client, s store.Session, e events.Event) error {
+	for _, h := range r.eventHooks[t] {
 		if err := h(ctx, tx, client, s, e); err != nil {
 			return err
 		}
@@ -102,8 +125,16 @@ func (r *Registry) TurnEnded(ctx context.Context, tx *sql.Tx, client *Client, s 
 	return nil
 }
 
+// EventHooked reports whether a hook was added for events of type t: the
+// ingest service asks, so it looks up whether a session is live only for
+// events some kind hooks.
+func (r *Registry) EventHooked(t events.Type) bool { return len(r.eventHooks[t]) > 0 }
+
+// EventHooks reports how many hooks were added for events of type t.
+func (r *Registry) EventHooks(t events.Type) int { return len(r.eventHooks[t]) }
+
 // TurnHooked reports how many turn-end hooks were added.
-func (r *Registry) TurnHooked() int { return len(r.turnHooks) }
+func (r *Registry) TurnHooked() int { return r.EventHooks(events.TurnEnd) }
 
 // Hooked reports how many session-end and agent-error hooks were added.
 func (r *Registry) Hooked() (sessionEnded, agentError int) {

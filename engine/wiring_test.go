@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/store"
 )
 
@@ -87,5 +88,38 @@ func TestRegistryHooks(t *testing.T) {
 	}
 	if se, ae := reg.Hooked(); se != 3 || ae != 0 {
 		t.Fatalf("hooked %d, %d", se, ae)
+	}
+}
+
+// Event hooks are kept per event type: Event runs the hooks of its
+// event's type in order and stops at the first error; TurnEnded runs the
+// turn_end ones (OnTurnEnded is OnEvent(turn_end)).
+func TestRegistryEventHooks(t *testing.T) {
+	reg := engine.NewRegistry(nil)
+	var ran []string
+	hook := func(name string, err error) engine.EventHook {
+		return func(context.Context, *sql.Tx, *engine.Client, store.Session, events.Event) error {
+			ran = append(ran, name)
+			return err
+		}
+	}
+	boom := errors.New("boom")
+	reg.OnEvent(events.CompactionEnd, hook("c1", nil))
+	reg.OnEvent(events.CompactionEnd, hook("c2", boom))
+	reg.OnEvent(events.CompactionEnd, hook("c3", nil))
+	reg.OnTurnEnded(hook("t1", nil))
+	ctx := context.Background()
+	if err := reg.Event(ctx, nil, nil, store.Session{}, events.Event{Type: events.Feedback}); err != nil || len(ran) != 0 {
+		t.Fatalf("an unhooked type ran %v, %v", ran, err)
+	}
+	if err := reg.Event(ctx, nil, nil, store.Session{}, events.Event{Type: events.CompactionEnd}); !errors.Is(err, boom) || strings.Join(ran, ",") != "c1,c2" {
+		t.Fatalf("ran %v, err %v; want c1 then c2's error", ran, err)
+	}
+	ran = nil
+	if err := reg.TurnEnded(ctx, nil, nil, store.Session{}, events.Event{Type: events.TurnEnd}); err != nil || strings.Join(ran, ",") != "t1" {
+		t.Fatalf("turn ended ran %v, %v", ran, err)
+	}
+	if !reg.EventHooked(events.CompactionEnd) || reg.EventHooked(events.Feedback) || reg.EventHooks(events.CompactionEnd) != 3 || reg.TurnHooked() != 1 {
+		t.Fatalf("hook counts wrong")
 	}
 }

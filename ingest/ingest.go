@@ -41,9 +41,17 @@ type Hooks struct {
 	// AgentError runs for each newly stored error event, in batch order,
 	// after its session is saved and before SessionEnded.
 	AgentError func(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error
+	// Event runs for each newly stored event of a live session whose type
+	// Hooked reports, in batch order, after its session is saved, after
+	// AgentError and before SessionEnded; s is the session as saved.
+	// mull's is the job registry's (engine.Registry.Event and
+	// EventHooked): the kinds' OnEvent and OnTurnEnded hooks.
+	Event func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, e events.Event) error
+	// Hooked says which event types Event runs for; nil: none.
+	Hooked func(t events.Type) bool
 	// TurnEnded runs for each newly stored turn_end event of a live
-	// session, in batch order, after its session is saved and after
-	// AgentError; s is the session as saved.
+	// session, like Event (after it, for the same event): a hook of
+	// turn_end alone, for callers without a registry.
 	TurnEnded func(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, e events.Event) error
 	// MaxSessionAge is learn.max_session_age: a session whose last event
 	// is older runs no hook (see learn/history). Zero: no age limit.
@@ -225,7 +233,7 @@ func (s *Service) liveSessions(ctx context.Context, tx *sql.Tx, touched map[stri
 		need[sess.ID] = true
 	}
 	for _, e := range stored {
-		if e.Type == events.Error || e.Type == events.TurnEnd {
+		if e.Type == events.Error || e.Type == events.TurnEnd || s.hooked(e.Type) {
 			need[e.SessionID] = true
 		}
 	}
@@ -259,7 +267,7 @@ func (s *Service) runHooks(ctx context.Context, tx *sql.Tx, stored []events.Even
 			}
 		}
 	}
-	if err := s.turnsEnded(ctx, tx, stored, touched); err != nil {
+	if err := s.eventsStored(ctx, tx, stored, touched); err != nil {
 		return err
 	}
 	for _, sess := range ended {
@@ -284,23 +292,33 @@ func (s *Service) sessionEnded(ctx context.Context, tx *sql.Tx, sess store.Sessi
 	return nil
 }
 
-func (s *Service) turnsEnded(ctx context.Context, tx *sql.Tx, stored []events.Event, touched map[string]store.Session) error {
-	if s.hooks.TurnEnded == nil {
-		return nil
-	}
+// eventsStored runs the Event and TurnEnded hooks, event by event.
+func (s *Service) eventsStored(ctx context.Context, tx *sql.Tx, stored []events.Event, touched map[string]store.Session) error {
 	for _, e := range stored {
-		if e.Type != events.TurnEnd {
-			continue
+		type hook = func(context.Context, *sql.Tx, *engine.Client, store.Session, events.Event) error
+		var run []hook
+		if s.hooked(e.Type) {
+			run = append(run, s.hooks.Event)
 		}
-		client, err := s.needClient()
-		if err != nil {
-			return err
+		if e.Type == events.TurnEnd && s.hooks.TurnEnded != nil {
+			run = append(run, s.hooks.TurnEnded)
 		}
-		if err := s.hooks.TurnEnded(ctx, tx, client, touched[e.SessionID], e); err != nil {
-			return fmt.Errorf("ingest: turn ended hook for event %s: %w", e.ID, err)
+		for _, h := range run {
+			client, err := s.needClient()
+			if err != nil {
+				return err
+			}
+			if err := h(ctx, tx, client, touched[e.SessionID], e); err != nil {
+				return fmt.Errorf("ingest: %s hook for event %s: %w", e.Type, e.ID, err)
+			}
 		}
 	}
 	return nil
+}
+
+// hooked reports whether the Event hook runs for events of type t.
+func (s *Service) hooked(t events.Type) bool {
+	return s.hooks.Event != nil && s.hooks.Hooked != nil && s.hooks.Hooked(t)
 }
 
 func (s *Service) needClient() (*engine.Client, error) {

@@ -20,8 +20,8 @@
 //   - When the kind needs more than its worker, a Register(reg, ...) func
 //     that calls engine.Add and declares the rest on the registry:
 //     reg.Cron(name, schedule, Args{}) for a built-in periodic job, and
-//     reg.OnSessionEnded(hook), reg.OnAgentError(hook) or
-//     reg.OnTurnEnded(hook) for what storing events should enqueue (inside
+//     reg.OnSessionEnded(hook), reg.OnAgentError(hook), reg.OnTurnEnded(hook)
+//     or reg.OnEvent(type, hook) for what storing events should enqueue (inside
 //     the ingest transaction, with
 //     client.InsertTx). A kind package never imports jobs.
 //
@@ -96,7 +96,7 @@ type Wiring struct {
 // wiring built from them.
 func Register(reg *engine.Registry, d Deps) Wiring {
 	cfg := d.Config
-	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError, TurnEnded: reg.TurnEnded,
+	hooks := ingest.Hooks{SessionEnded: reg.SessionEnded, AgentError: reg.AgentError, Event: reg.Event, Hooked: reg.EventHooked,
 		MaxSessionAge: cfg.Learn.MaxSessionAge.D(), Client: reg.Client}
 	svc := ingest.New(d.Store, hooks)
 	scope, caps := memory.Scope(cfg.Memory.Scope), RetroCaps(cfg.Retro.Excerpt)

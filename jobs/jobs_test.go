@@ -107,7 +107,7 @@ func TestRegister(t *testing.T) {
 		if n := reg.TurnHooked(); n != 1 {
 			t.Errorf("hooks: %d turn-end; want 1 (reflect_task's nudge and fallback)", n)
 		}
-		if w.Ingest == nil || w.Hooks.SessionEnded == nil || w.Hooks.AgentError == nil || w.Hooks.TurnEnded == nil || w.Hooks.Client == nil ||
+		if w.Ingest == nil || w.Hooks.SessionEnded == nil || w.Hooks.AgentError == nil || w.Hooks.Event == nil || w.Hooks.Hooked == nil || w.Hooks.Client == nil ||
 			w.Hooks.MaxSessionAge != cfg.Learn.MaxSessionAge.D() {
 			t.Errorf("wiring incomplete: %+v", w)
 		}

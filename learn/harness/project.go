@@ -1,0 +1,302 @@
+package harness
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/mullhq/mull/learn/trust"
+)
+
+// The seed's numbers (src/render.ts).
+const (
+	// MaxQueryChars caps the projection's query (MAX_QUERY_CHARS).
+	MaxQueryChars = 400
+	// ContentMaxChars is the projection's truncation
+	// (DEFAULT_CONTENT_MAX_CHARS).
+	ContentMaxChars = 180
+	// RefinementsInProjection is how many recent refinements the
+	// projection lists (DEFAULT_REFINEMENTS_IN_OVERVIEW).
+	RefinementsInProjection = 5
+	// OverviewPerKind caps each kind in the planner's overview
+	// (DEFAULT_OVERVIEW_PER_KIND).
+	OverviewPerKind = 40
+	// HistoryInPrompt is how many refinements the planner's history
+	// lists (historyForPrompt's max).
+	HistoryInPrompt = 20
+)
+
+// Hidden is what stands for a stored text the trust gate withholds where
+// a line must still be shown.
+const Hidden = "(hidden by mull's trust gate)"
+
+// AckPhrases are the whole-message acknowledgements the query skips, the
+// seed's ACK_PHRASES verbatim (compared lower-cased).
+var AckPhrases = []string{"好", "好的", "可以", "行", "收到", "明白", "继续", "谢谢", "ok", "okay", "yes", "thanks"}
+
+// jsSpace is JavaScript's \s, so whitespace collapses as the seed's
+// collapseWhitespace does.
+var jsSpace = regexp.MustCompile(`[` + trust.JSSpace + `]+`)
+
+// Query is the projection's query: the latest direct user message,
+// skipping acknowledgements and punctuation-only text, whitespace
+// collapsed, at most MaxQueryChars. messages are oldest first.
+//
+// The cap counts runes; the seed's slice counts UTF-16 units, which differ
+// only outside the Basic Multilingual Plane.
+func Query(messages []string) string {
+	for i := len(messages) - 1; i >= 0; i-- {
+		q := strings.TrimSpace(jsSpace.ReplaceAllString(messages[i], " "))
+		if q == "" || punctuationOnly(q) || slices.Contains(AckPhrases, strings.ToLower(q)) {
+			continue
+		}
+		return cutRunes(q, MaxQueryChars)
+	}
+	return ""
+}
+
+// punctuationOnly is the seed's isPurePunctuation: no letter, no number.
+func punctuationOnly(s string) bool {
+	return !strings.ContainsFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsNumber(r) })
+}
+
+// Projection is what the agent is shown of its harness.
+type Projection struct {
+	Text string
+	// Keys are the entries shown: "<global|local>:<kind>:<id>".
+	Keys []string
+	// ETag is a hash of Text: the first 16 hex digits of its SHA-256.
+	ETag string
+}
+
+// ProjectOptions tune Project.
+type ProjectOptions struct {
+	// MaxPerKind is harness.max_injected_per_kind (6); <= 0 reads as 6.
+	MaxPerKind int
+	// IsLocal reports whether a merged entry is the session's own; nil
+	// reads as none.
+	IsLocal func(k Kind, id string) bool
+	// Recent are the latest refinements, newest last.
+	Recent []Refinement
+}
+
+// Project ranks and renders the merged state for query (the seed's
+// formatHarnessStateForPromptStructured): a title match scores 2, a
+// content match 1 (the whole query, case-insensitive); ties go to the
+// newer, then by id; at most MaxPerKind per kind; ContentMaxChars
+// truncation; archived entries and shadowed globals (keyed LocalPrefix+id)
+// are left out.
+//
+// Every shown text passes the render-time trust gate (trust.Line): an
+// entry any of whose texts the gate withholds is left out and counted on a
+// "- N hidden" line, so the agent knows something was withheld and an
+// operator can find it.
+func Project(merged State, query string, o ProjectOptions) Projection {
+	maxPerKind := cmp.Or(max(o.MaxPerKind, 0), 6)
+	lines := []string{"# Continual Harness State", ""}
+	var keys []string
+	for _, k := range Kinds {
+		var shown []shownEntry
+		hidden := 0
+		for key, e := range merged[k] {
+			if e.Archived() || strings.HasPrefix(key, LocalPrefix) {
+				continue
+			}
+			line, ok := entryLine(e)
+			if !ok {
+				hidden++
+				continue
+			}
+			shown = append(shown, shownEntry{e, line, relevance(e, query)})
+		}
+		slices.SortFunc(shown, func(a, b shownEntry) int {
+			return cmp.Or(b.score-a.score, b.e.UpdatedAt.Compare(a.e.UpdatedAt), strings.Compare(a.e.ID, b.e.ID))
+		})
+		lines = append(lines, fmt.Sprintf("## %s (%d)", k, len(shown)))
+		selected := shown[:min(len(shown), maxPerKind)]
+		if len(selected) == 0 {
+			lines = append(lines, "- none")
+		}
+		for _, s := range selected {
+			lines = append(lines, s.line)
+			scope := "global"
+			if o.IsLocal != nil && o.IsLocal(k, s.e.ID) {
+				scope = "local"
+			}
+			keys = append(keys, scope+":"+string(k)+":"+s.e.ID)
+		}
+		if len(shown) > maxPerKind {
+			lines = append(lines, fmt.Sprintf("- … %d more", len(shown)-maxPerKind))
+		}
+		if hidden > 0 {
+			lines = append(lines, fmt.Sprintf("- %d hidden", hidden))
+		}
+		lines = append(lines, "")
+	}
+	lines = append(lines, fmt.Sprintf("## recent refinements (%d)", len(o.Recent)))
+	if len(o.Recent) == 0 {
+		lines = append(lines, "- none")
+	}
+	for _, r := range o.Recent[max(0, len(o.Recent)-RefinementsInProjection):] {
+		applied, failed := r.Counts()
+		counts := fmt.Sprintf("+%d", applied)
+		if failed > 0 {
+			counts += fmt.Sprintf(", %d failed", failed)
+		}
+		lines = append(lines, fmt.Sprintf("- %s (%s, %s): %s", oneLineID(r.ID), r.Scope, counts, truncate(gatedLine(r.Summary), ContentMaxChars)))
+	}
+	text := strings.Join(lines, "\n")
+	return Projection{Text: text, Keys: keys, ETag: ETag(text)}
+}
+
+type shownEntry struct {
+	e     Entry
+	line  string
+	score int
+}
+
+// ETag is the first 16 hex digits of the SHA-256 of text.
+func ETag(text string) string {
+	sum := sha256.Sum256([]byte(text))
+	return hex.EncodeToString(sum[:8])
+}
+
+// relevance is the seed's relevanceScore.
+func relevance(e Entry, query string) int {
+	if query == "" {
+		return 0
+	}
+	q := strings.ToLower(query)
+	switch {
+	case strings.Contains(strings.ToLower(e.Title), q):
+		return 2
+	case strings.Contains(strings.ToLower(e.Content), q):
+		return 1
+	}
+	return 0
+}
+
+// entryLine is the seed's formatEntry ("- id vN: summary", the description
+// when there is one, else the content), every text through the gate; ok
+// is false when the gate withholds any of the entry's texts.
+func entryLine(e Entry) (string, bool) {
+	for _, s := range []string{e.Title, e.Description} {
+		if _, ok := trust.Line(s); !ok {
+			return "", false
+		}
+	}
+	summary := e.Content
+	if e.Description != "" {
+		summary = e.Description
+	}
+	line, ok := trust.Line(summary)
+	if !ok {
+		return "", false
+	}
+	if e.Description != "" {
+		if _, ok := trust.Line(e.Content); !ok {
+			return "", false
+		}
+	}
+	return fmt.Sprintf("- %s v%d: %s", oneLineID(e.ID), e.Version, truncate(line, ContentMaxChars)), true
+}
+
+// oneLineID keeps an id (validated at write, but a store may hold
+// anything) on its line.
+func oneLineID(id string) string { return trust.Neutralize(trust.OneLine(id)) }
+
+// gatedLine is a text through trust.Line, or Hidden.
+func gatedLine(s string) string {
+	line, ok := trust.Line(s)
+	if !ok {
+		return Hidden
+	}
+	return line
+}
+
+// Overview is the planner's and the review's view of the state (the
+// seed's overviewForPrompt): every kind, archived entries and shadowed
+// globals included, at most OverviewPerKind each (the newest), every text
+// through the gate (a withheld entry is counted on a "- N hidden" line).
+// Go maps have no order, so entries are listed oldest first by UpdatedAt,
+// then id, where the seed lists insertion order.
+func Overview(s State) string {
+	lines := []string{"# Continual Harness State", ""}
+	for _, k := range Kinds {
+		es := sortedEntries(s[k])
+		lines = append(lines, fmt.Sprintf("## %s (%d)", k, len(es)))
+		if len(es) == 0 {
+			lines = append(lines, "- none")
+		}
+		hidden := 0
+		for _, e := range es[max(0, len(es)-OverviewPerKind):] {
+			line, ok := entryLine(e)
+			if !ok {
+				hidden++
+				continue
+			}
+			lines = append(lines, line)
+		}
+		if len(es) > OverviewPerKind {
+			lines = append(lines, fmt.Sprintf("- … %d more", len(es)-OverviewPerKind))
+		}
+		if hidden > 0 {
+			lines = append(lines, fmt.Sprintf("- %d hidden", hidden))
+		}
+		lines = append(lines, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+func sortedEntries(m map[string]Entry) []Entry {
+	es := make([]Entry, 0, len(m))
+	for _, e := range m {
+		es = append(es, e)
+	}
+	slices.SortFunc(es, func(a, b Entry) int {
+		return cmp.Or(a.UpdatedAt.Compare(b.UpdatedAt), strings.Compare(a.ID, b.ID), strings.Compare(string(a.Kind), string(b.Kind)))
+	})
+	return es
+}
+
+// History is the planner's refinement history (the seed's
+// historyForPrompt): the last HistoryInPrompt refinements, oldest first,
+// each summary through the gate.
+func History(rs []Refinement) string {
+	lines := []string{fmt.Sprintf("# Recent Harness Refinements (%d)", len(rs))}
+	for _, r := range rs[max(0, len(rs)-HistoryInPrompt):] {
+		rb := ""
+		if r.RollbackOf != "" {
+			rb = ", rollback of " + oneLineID(r.RollbackOf)
+		}
+		lines = append(lines, fmt.Sprintf("- %s (%s%s): %s", oneLineID(r.ID), r.Scope, rb, gatedLine(r.Summary)))
+	}
+	return strings.Join(lines, "\n")
+}
+
+// truncate is the seed's truncate: more than n runes keeps n and adds "…".
+// (The seed counts UTF-16 units.)
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return cutRunes(s, n) + "…"
+}
+
+// cutRunes keeps the first n runes of s.
+func cutRunes(s string, n int) string {
+	i := 0
+	for j := range s {
+		if i == n {
+			return s[:j]
+		}
+		i++
+	}
+	return s
+}
