@@ -40,6 +40,9 @@ func TombstoneKey(k Kind, id string) string { return string(k) + "/" + id }
 //     injection telemetry); any other edit sets the source session only,
 //     lifecycle and pin being the archive and pin edits' own.
 //   - A create carries a protection only off the automatic path.
+//   - As in the seed, an archive edit ignores any content, title or pin it
+//     carries, and a pin edit any content or title: lifecycle edits change
+//     the lifecycle only.
 //   - The summary passes the trust gate (redacted; a quarantined one is
 //     replaced by the gate's message).
 func Apply(cur State, p Proposal, o ApplyOptions) (Refinement, State) {
@@ -86,19 +89,7 @@ func applyEdit(next State, raw Edit, o ApplyOptions) AppliedEdit {
 	case e.Action == Create:
 		return put(next, e, nil, created(e, o))
 	case e.Archive != nil:
-		target := Active
-		if *e.Archive {
-			target = Archived
-		}
-		if lifecycleOf(cur) == target && *e.Archive {
-			return rejected(e, MsgAlreadyArchived)
-		}
-		if lifecycleOf(cur) == target {
-			return rejected(e, MsgNotArchived)
-		}
-		after := bumped(cur, o)
-		after.Metadata.Lifecycle = target
-		return put(next, e, &cur, after)
+		return archive(next, e, cur, o)
 	case e.Pin != nil:
 		after := bumped(cur, o)
 		after.Metadata.Pinned = *e.Pin
@@ -106,6 +97,21 @@ func applyEdit(next State, raw Edit, o ApplyOptions) AppliedEdit {
 	default:
 		return put(next, e, &cur, updated(cur, e, o))
 	}
+}
+
+// archive archives cur (*e.Archive) or restores it; archiving an archived
+// entry, or restoring an active one, is rejected (the seed's messages).
+func archive(next State, e Edit, cur Entry, o ApplyOptions) AppliedEdit {
+	target, already := Active, MsgNotArchived
+	if *e.Archive {
+		target, already = Archived, MsgAlreadyArchived
+	}
+	if lifecycleOf(cur) == target {
+		return rejected(e, already)
+	}
+	after := bumped(cur, o)
+	after.Metadata.Lifecycle = target
+	return put(next, e, &cur, after)
 }
 
 // check runs the rules in the seed's order; "" when e may apply.

@@ -8,7 +8,7 @@ import (
 )
 
 // msgIDAltered is the gate's reason for an id it would have to rewrite.
-const msgIDAltered = "the id holds a credential or invisible characters"
+const msgIDAltered = "the id holds a credential or characters the gate rewrites"
 
 // GateEdit passes an edit's texts (content, title, description, reason)
 // through the trust gate: redacted text replaces the original (redacted
@@ -20,7 +20,7 @@ const msgIDAltered = "the id holds a credential or invisible characters"
 // reach a prompt or a rule's message (the projection, SKILL.md, the
 // planner's history). An id is the entry's identity and cannot be
 // rewritten, so an id the gate would change (a credential, an invisible
-// character) rejects the edit like a quarantined text.
+// character, a decomposed accent NFKC composes) rejects the edit like a quarantined text.
 //
 // A rejected edit comes back without the texts that failed the gate (an
 // id that failed is ""), so the refinement's record never holds them; the
