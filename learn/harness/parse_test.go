@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-func ptr[T any](v T) *T { return &v }
+func given[T any](v T) *T { return &v }
 
 func TestParseReview(t *testing.T) {
 	cases := []struct {
@@ -75,12 +75,12 @@ func TestParseProposal(t *testing.T) {
 		err  string
 	}{
 		{"parses a proposal from a code-fenced reply", "```json\n" + edits(full) + "\n```",
-			[]Edit{{Action: Update, Kind: KindMemory, ID: "pin-versions", Content: ptr("Pin tool versions."), Description: ptr("d"),
+			[]Edit{{Action: Update, Kind: KindMemory, ID: "pin-versions", Content: given("Pin tool versions."), Description: given("d"),
 				Reason: "the session repeated it", BlastRadius: RadiusProject}}, ""},
 		{"still parses legacy-shaped JSON without reason or blastRadius",
-			edits(`{"action":"create","kind":"memory","id":"m","content":"x"}`), []Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: ptr("x")}}, ""},
+			edits(`{"action":"create","kind":"memory","id":"m","content":"x"}`), []Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: given("x")}}, ""},
 		{"a field given empty is set, one absent or null is not",
-			edits(`{"action":"create","kind":"memory","id":"m","content":"","title":null}`), []Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: ptr("")}}, ""},
+			edits(`{"action":"create","kind":"memory","id":"m","content":"","title":null}`), []Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: given("")}}, ""},
 		{"accepts blast_radius (mull's API form) too",
 			edits(`{"action":"delete","kind":"memory","id":"m","reason":"stale","blast_radius":"session"}`),
 			[]Edit{{Action: Delete, Kind: KindMemory, ID: "m", Reason: "stale", BlastRadius: RadiusSession}}, ""},
@@ -91,7 +91,7 @@ func TestParseProposal(t *testing.T) {
 			edits(`{"action":"rename","kind":"tool","id":"Not Kebab","blastRadius":"galaxy"}`),
 			[]Edit{{Action: "rename", Kind: "tool", ID: "Not Kebab", BlastRadius: "galaxy"}}, ""},
 		{"text is kept as written (not trimmed)", edits(`{"action":"create","kind":"memory","id":"m","content":"  x\n"}`),
-			[]Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: ptr("  x\n")}}, ""},
+			[]Edit{{Action: Create, Kind: KindMemory, ID: "m", Content: given("  x\n")}}, ""},
 		{"an empty proposal parses", edits(), []Edit{}, ""},
 		{"rejects malformed proposals: id required", `{"summary":"s","edits":[]}`, nil, "id: required"},
 		{"summary required", `{"id":"r","edits":[]}`, nil, "summary: required"},
@@ -145,7 +145,7 @@ func TestParsePersonProposal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Edit{Action: Update, Kind: KindMemory, ID: "m", Reason: "done", Archive: ptr(true), Pin: ptr(false), Title: ptr("T")}
+	want := Edit{Action: Update, Kind: KindMemory, ID: "m", Reason: "done", Archive: given(true), Pin: given(false), Title: given("T")}
 	if !reflect.DeepEqual(p.Edits, []Edit{want}) {
 		t.Fatalf("edits %s", show(p.Edits))
 	}
@@ -164,12 +164,12 @@ func show(es []Edit) string {
 	var b strings.Builder
 	for _, e := range es {
 		fmt.Fprintf(&b, "{%s %s %s content=%v desc=%v title=%v reason=%q br=%q archive=%v pin=%v} ", e.Action, e.Kind, e.ID,
-			deref(e.Content), deref(e.Description), deref(e.Title), e.Reason, e.BlastRadius, deref(e.Archive), deref(e.Pin))
+			orNil(e.Content), orNil(e.Description), orNil(e.Title), e.Reason, e.BlastRadius, orNil(e.Archive), orNil(e.Pin))
 	}
 	return b.String()
 }
 
-func deref[T any](p *T) any {
+func orNil[T any](p *T) any {
 	if p == nil {
 		return nil
 	}

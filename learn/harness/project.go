@@ -96,43 +96,52 @@ type ProjectOptions struct {
 // Every shown text passes the render-time trust gate (trust.Line): an
 // entry any of whose texts the gate withholds is left out and counted on a
 // "- N hidden" line, so the agent knows something was withheld and an
-// operator can find it.
+// operator can find it. Entries are gated in rank order until the kind is
+// full, so the cost does not grow with the harness: "- … N more" counts
+// the ranked entries not reached (some of which the gate might withhold)
+// and "## kind (N)" the active entries less the withheld ones found.
 func Project(merged State, query string, o ProjectOptions) Projection {
 	maxPerKind := cmp.Or(max(o.MaxPerKind, 0), 6)
 	lines := []string{"# Continual Harness State", ""}
 	var keys []string
 	for _, k := range Kinds {
-		var shown []shownEntry
-		hidden := 0
+		var active []ranked
 		for key, e := range merged[k] {
-			if e.Archived() || strings.HasPrefix(key, LocalPrefix) {
-				continue
+			if !e.Archived() && !strings.HasPrefix(key, LocalPrefix) {
+				active = append(active, ranked{e, relevance(e, query)})
 			}
-			line, ok := entryLine(e)
+		}
+		slices.SortFunc(active, func(a, b ranked) int {
+			return cmp.Or(b.score-a.score, b.e.UpdatedAt.Compare(a.e.UpdatedAt), strings.Compare(a.e.ID, b.e.ID))
+		})
+		// Gate in rank order until the kind is full: the gate is the
+		// costly part, and what is not shown needs no verdict.
+		var shown []string
+		hidden, walked := 0, 0
+		for _, r := range active {
+			if len(shown) == maxPerKind {
+				break
+			}
+			walked++
+			line, ok := entryLine(r.e)
 			if !ok {
 				hidden++
 				continue
 			}
-			shown = append(shown, shownEntry{e, line, relevance(e, query)})
-		}
-		slices.SortFunc(shown, func(a, b shownEntry) int {
-			return cmp.Or(b.score-a.score, b.e.UpdatedAt.Compare(a.e.UpdatedAt), strings.Compare(a.e.ID, b.e.ID))
-		})
-		lines = append(lines, fmt.Sprintf("## %s (%d)", k, len(shown)))
-		selected := shown[:min(len(shown), maxPerKind)]
-		if len(selected) == 0 {
-			lines = append(lines, "- none")
-		}
-		for _, s := range selected {
-			lines = append(lines, s.line)
+			shown = append(shown, line)
 			scope := "global"
-			if o.IsLocal != nil && o.IsLocal(k, s.e.ID) {
+			if o.IsLocal != nil && o.IsLocal(k, r.e.ID) {
 				scope = "local"
 			}
-			keys = append(keys, scope+":"+string(k)+":"+s.e.ID)
+			keys = append(keys, scope+":"+string(k)+":"+r.e.ID)
 		}
-		if len(shown) > maxPerKind {
-			lines = append(lines, fmt.Sprintf("- … %d more", len(shown)-maxPerKind))
+		lines = append(lines, fmt.Sprintf("## %s (%d)", k, len(active)-hidden))
+		if len(shown) == 0 {
+			lines = append(lines, "- none")
+		}
+		lines = append(lines, shown...)
+		if more := len(active) - walked; more > 0 {
+			lines = append(lines, fmt.Sprintf("- … %d more", more))
 		}
 		if hidden > 0 {
 			lines = append(lines, fmt.Sprintf("- %d hidden", hidden))
@@ -155,9 +164,8 @@ func Project(merged State, query string, o ProjectOptions) Projection {
 	return Projection{Text: text, Keys: keys, ETag: ETag(text)}
 }
 
-type shownEntry struct {
+type ranked struct {
 	e     Entry
-	line  string
 	score int
 }
 
@@ -186,25 +194,28 @@ func relevance(e Entry, query string) int {
 // when there is one, else the content), every text through the gate; ok
 // is false when the gate withholds any of the entry's texts.
 func entryLine(e Entry) (string, bool) {
-	for _, s := range []string{e.Title, e.Description} {
-		if _, ok := trust.Line(s); !ok {
+	summary, other := e.Content, e.Description
+	if e.Description != "" {
+		summary, other = e.Description, e.Content
+	}
+	for _, s := range []string{e.Title, other} {
+		if _, ok := gate(s); !ok {
 			return "", false
 		}
 	}
-	summary := e.Content
-	if e.Description != "" {
-		summary = e.Description
-	}
-	line, ok := trust.Line(summary)
+	line, ok := gate(summary)
 	if !ok {
 		return "", false
 	}
-	if e.Description != "" {
-		if _, ok := trust.Line(e.Content); !ok {
-			return "", false
-		}
-	}
 	return fmt.Sprintf("- %s v%d: %s", oneLineID(e.ID), e.Version, truncate(line, ContentMaxChars)), true
+}
+
+// gate is trust.Line, with the empty text (most titles) passed for free.
+func gate(s string) (string, bool) {
+	if s == "" {
+		return "", true
+	}
+	return trust.Line(s)
 }
 
 // oneLineID keeps an id (validated at write, but a store may hold
