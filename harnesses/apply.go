@@ -299,8 +299,9 @@ func interleave(pre map[int]harness.AppliedEdit, applied []harness.AppliedEdit) 
 	if len(pre) == 0 {
 		return applied
 	}
-	out := make([]harness.AppliedEdit, 0, len(pre)+len(applied))
-	for i := 0; len(out) < len(pre)+len(applied); i++ {
+	total := len(pre) + len(applied)
+	out := make([]harness.AppliedEdit, 0, total)
+	for i := 0; len(out) < total; i++ {
 		if a, ok := pre[i]; ok {
 			out = append(out, a)
 			continue
