@@ -47,12 +47,14 @@ import (
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/budgetsweep"
 	"github.com/mullhq/mull/jobs/consolidate"
 	"github.com/mullhq/mull/jobs/ledgersweep"
 	"github.com/mullhq/mull/jobs/llmprobe"
 	"github.com/mullhq/mull/jobs/probe"
+	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/jobs/retroerror"
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/jobs/sessionidle"
@@ -119,6 +121,9 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
 	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: negledger.New(d.Store, cfg.Ledger, d.Logger.With("component", "ledger")),
 		Logger: d.Logger.With("component", "ledger_sweep")})
+	refinereview.Register(reg, &refinereview.Worker{Store: d.Store, LLM: d.LLM, Config: cfg.Harness, Logger: d.Logger.With("component", "refine_review"),
+		Harness: harnesses.New(d.Store, cfg.Harness, d.Logger.With("component", "harness"))},
+		&refinereview.Hook{Store: d.Store, Config: cfg.Harness, Logger: d.Logger.With("component", "refine_review")})
 
 	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
 }

@@ -27,7 +27,7 @@ import (
 // be added here, and one dropped fails the test.
 var allKinds = []string{
 	"budget_sweep", "consolidate", "consolidate_derive", "consolidate_merge", "consolidate_sweep",
-	"demo_step", "ledger_sweep", "llm_probe", "probe", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
+	"demo_step", "ledger_sweep", "llm_probe", "probe", "refine_review", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
 }
 
 func register(t *testing.T, s *store.Store, edit func(*config.Config)) (*engine.Registry, jobs.Wiring, config.Config) {
@@ -62,7 +62,7 @@ func TestRegister(t *testing.T) {
 				llmKinds = append(llmKinds, e.Kind)
 			}
 		}
-		if want := []string{"consolidate_derive", "consolidate_merge", "llm_probe", "reflect_task", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
+		if want := []string{"consolidate_derive", "consolidate_merge", "llm_probe", "refine_review", "reflect_task", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
 			t.Errorf("kinds that call DeepSeek %v, want %v", llmKinds, want)
 		}
 
@@ -101,11 +101,14 @@ func TestRegister(t *testing.T) {
 		if _, err := engine.Periodic(w.Cron, reg); err != nil {
 			t.Errorf("built-in cron does not build: %v", err)
 		}
-		if se, ae := reg.Hooked(); se != 2 || ae != 1 {
-			t.Errorf("hooks: %d session-end, %d agent-error; want 2 (retros, consolidation) and 1 (retro_error)", se, ae)
+		if se, ae := reg.Hooked(); se != 3 || ae != 1 {
+			t.Errorf("hooks: %d session-end, %d agent-error; want 3 (retros, consolidation, refine_review's drain) and 1 (retro_error)", se, ae)
 		}
-		if n := reg.TurnHooked(); n != 1 {
-			t.Errorf("hooks: %d turn-end; want 1 (reflect_task's nudge and fallback)", n)
+		if n := reg.TurnHooked(); n != 2 {
+			t.Errorf("hooks: %d turn-end; want 2 (reflect_task's nudge and fallback, refine_review's gate)", n)
+		}
+		if n := reg.EventHooks(events.CompactionEnd); n != 1 {
+			t.Errorf("hooks: %d compaction-end; want 1 (refine_review's gate)", n)
 		}
 		if w.Ingest == nil || w.Hooks.SessionEnded == nil || w.Hooks.AgentError == nil || w.Hooks.Event == nil || w.Hooks.Hooked == nil || w.Hooks.Client == nil ||
 			w.Hooks.MaxSessionAge != cfg.Learn.MaxSessionAge.D() {

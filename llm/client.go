@@ -52,6 +52,10 @@ type Call struct {
 	Messages []Message
 	// JSON asks for a JSON object (response_format json_object).
 	JSON bool
+	// MaxTokens, when > 0, caps this call's completion instead of the
+	// kind's llm max_tokens (a kind with its own cap in config, such as
+	// harness.planner_max_tokens); the budget reserves it.
+	MaxTokens int
 
 	// decode, set by CompleteJSON, checks the output inside the call so
 	// that its record carries the final outcome.
@@ -150,6 +154,9 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 		return Result{}, newErr(Pause, ReasonNoKey, errors.New(NoKeyReason+" (or llm.api_key) set; nothing was sent"))
 	}
 	m := c.cfg.ForKind(call.Kind)
+	if call.MaxTokens > 0 {
+		m.MaxTokens = call.MaxTokens
+	}
 	start := c.now()
 	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start,
 		Messages: c.keptMessages(call.Messages)}

@@ -44,6 +44,7 @@ var defaultResponders = map[string]Responder{
 	"consolidate_merge":  consolidateMerge,
 	"consolidate_derive": consolidateDerive,
 	"reflect_task":       reflectTask,
+	"refine_review":      refineReview,
 }
 
 // retroSession answers a retro (learn/retro.Output): one lesson naming the
