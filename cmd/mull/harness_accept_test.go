@@ -417,8 +417,11 @@ func concurrentRefinements(t *testing.T, r *harnessRig, procs []*serveProc) {
 		}) {
 			t.Fatalf("round %d: the job lost, its review row %+v does not show the rejected edit with %q", round, st.Review, msgChanged)
 		}
-		if st.Review.Outcome != harness.Approved || st.Review.RefinementID != st.Refinement.ID {
-			t.Fatalf("round %d: review %+v, want approved naming refinement %s", round, st.Review, st.Refinement.ID)
+		// The seed's gateOutcome: approved when an edit applied, failed
+		// when the plan's every edit was rejected (still recorded).
+		wantOutcome := map[bool]harness.Outcome{true: harness.Approved, false: harness.Failed}[jobEdit.Applied]
+		if st.Review.Outcome != wantOutcome || st.Review.RefinementID != st.Refinement.ID {
+			t.Fatalf("round %d: review %+v, want %s naming refinement %s", round, st.Review, wantOutcome, st.Refinement.ID)
 		}
 		wantVersions(t, procs[1].mustEntry(t, session, harness.KindMemory, "x"), v+1, text)
 		ids := map[string]bool{}
