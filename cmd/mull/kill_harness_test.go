@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/learn/harness"
@@ -16,7 +17,8 @@ import (
 // PostgreSQL. Nothing of the attempt is stored; a process started after
 // rescues the job, asks the planner again, and the refinement is applied
 // exactly once: one refinement refine_<job id>, one review row, the entry
-// one version on.
+// one version on. Then a kill at a random moment just after a planner's
+// answer (killAfterPlan).
 func TestHarnessRefineSurvivesSIGKILL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts and kills mull serve processes")
@@ -44,7 +46,7 @@ func TestHarnessRefineSurvivesSIGKILL(t *testing.T) {
 				t.Fatalf("review rows %+v after the kill before the commit, want none", rs)
 			}
 
-			r.serve(t, true)
+			k = r.serve(t, true)
 			st := a.waitRefine(t, job.JobID)
 			if st.State != "completed" || st.Attempt != 2 || len(st.Errors) != 1 {
 				t.Fatalf("job %d ended %s at attempt %d with errors %v; want completed at attempt 2 after the rescue", job.JobID, st.State, st.Attempt, st.Errors)
@@ -62,6 +64,38 @@ func TestHarnessRefineSurvivesSIGKILL(t *testing.T) {
 			if rs := a.reviews(t, session); len(rs) != 1 || rs[0].JobID != job.JobID || rs[0].RefinementID != refID || rs[0].Outcome != harness.Approved {
 				t.Fatalf("review rows %+v; want one, approved, of job %d naming %s", rs, job.JobID, refID)
 			}
+			killAfterPlan(t, r, a, k)
 		})
+	}
+}
+
+// killAfterPlan kills the worker at a random moment within 30ms after
+// the planner's answer, before or after the job's commit, and checks the
+// refinement is applied exactly once by the process started after: the
+// planner asked once (it had committed) or twice (the kill beat the
+// commit), one refinement, one review row, the entry one version on.
+func killAfterPlan(t *testing.T, r *harnessRig, a, k *serveProc) {
+	const session = "killed"
+	a.mustApply(t, session, mk("create", "memory", "y", "content", ten))
+	r.fake.answer(t, nil, planAnswer("after a random kill", mk("update", "memory", "y", "content", "after-kill", "reason", "the planner's")))
+	job := a.refine(t, session, "tighten entry y")
+	waitSignal(t, r.fake.answered, callPlan)
+	after := randomDelay(killRNG(t), 30*time.Millisecond)
+	k.kill9(t)
+	r.serve(t, true)
+	st := a.waitRefine(t, job.JobID)
+	asked := r.fake.calls(callPlan)
+	t.Logf("killed %s after the planner's answer; asked %d times (%s)", after, asked,
+		map[int]string{1: "it had committed", 2: "the kill beat the commit"}[asked])
+	refID := fmt.Sprintf("refine_%d", job.JobID)
+	if st.State != "completed" || st.Refinement == nil || st.Refinement.ID != refID || asked < 1 || asked > 2 {
+		t.Fatalf("job %d: %+v, planner asked %d times; want completed with %s, asked once or twice", job.JobID, st, asked, refID)
+	}
+	wantVersions(t, a.mustEntry(t, session, harness.KindMemory, "y"), 2, "after-kill")
+	if n := count(a.history(t, session), func(h harnesses.RefinementView) bool { return h.ID == refID }); n != 1 {
+		t.Fatalf("%d refinements %s in the history, want exactly one", n, refID)
+	}
+	if n := count(a.reviews(t, session), func(rw harnesses.ReviewRow) bool { return rw.JobID == job.JobID }); n != 1 {
+		t.Fatalf("%d review rows of job %d, want exactly one", n, job.JobID)
 	}
 }
