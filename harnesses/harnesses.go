@@ -96,8 +96,9 @@ type ApplyRequest struct {
 	// Automatic: the review job's path (protected entries and kinds are
 	// immutable).
 	Automatic bool
-	Source    Source
-	JobID     int64
+	// Source is who made it ("" reads as ByAdmin).
+	Source Source
+	JobID  int64
 	// SessionID is the session whose trajectory made it (provenance).
 	SessionID  string
 	RollbackOf string

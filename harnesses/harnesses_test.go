@@ -166,6 +166,61 @@ func TestRefinementIDOnce(t *testing.T) {
 	})
 }
 
+// A refinement id names one refinement whatever its scope: the second is
+// ErrConflict and its edits are not stored.
+func TestRefinementIDAcrossScopes(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, config.Harness{})
+		apply(t, svc, plan("refine_9", create(harness.KindMemory, "m", "abcd")))
+		l := plan("refine_9", create(harness.KindMemory, "m", "local"))
+		l.Scope = harness.Local("s1")
+		if _, err := svc.Apply(ctx, l); !errors.Is(err, harnesses.ErrConflict) || err.Error() != "refinement refine_9 exists" {
+			t.Fatalf("same id in another scope: %v", err)
+		}
+		if _, err := get(t, svc, harness.Local("s1"), harness.KindMemory, "m", time.Time{}); !errors.Is(err, harnesses.ErrNotFound) {
+			t.Errorf("the refused refinement's entry is stored: %v", err)
+		}
+	})
+}
+
+// One id applied to two scopes at once (two locks, so both pass the id
+// check): the refinements table's key refuses one, whose edits roll back.
+func TestRefinementIDRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, config.Harness{})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, scope := range []harness.Scope{harness.Global, harness.Local("s1")} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r := plan("refine_race", create(harness.KindMemory, "m", "abcd"))
+				r.Scope = scope
+				_, errs[i] = svc.Apply(ctx, r)
+			}()
+		}
+		wg.Wait()
+		var failed []int
+		for i, err := range errs {
+			if err != nil {
+				if !errors.Is(err, harnesses.ErrConflict) {
+					t.Fatalf("apply %d: %v, want ErrConflict", i, err)
+				}
+				failed = append(failed, i)
+			}
+		}
+		if len(failed) != 1 {
+			t.Fatalf("errors = %v, want exactly one conflict", errs)
+		}
+		loser := []harness.Scope{harness.Global, harness.Local("s1")}[failed[0]]
+		if _, err := get(t, svc, loser, harness.KindMemory, "m", time.Time{}); !errors.Is(err, harnesses.ErrNotFound) {
+			t.Errorf("the refused refinement's entry is stored: %v", err)
+		}
+	})
+}
+
 // Two refinements of one entry planned on the same baseline and applied
 // at once: the scope lock serializes them, so exactly one applies and the
 // other's edit fails rule 6; nothing is lost.
