@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"log/slog"
+	"time"
 
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
@@ -40,14 +41,29 @@ func (h *Hook) rules() harness.GateRules {
 // TurnEnded counts a turn_end (engine.TurnHook).
 func (h *Hook) TurnEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, _ events.Event) error {
 	now := h.Store.Now()
-	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) { return harness.OnTurn(g, now, h.rules()) })
+	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) {
+		return harness.OnTurn(reopened(g, s), now, h.rules())
+	})
 }
 
 // CompactionEnded makes a review due (engine.EventHook on
 // compaction_end), when harness.compact.
 func (h *Hook) CompactionEnded(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, _ events.Event) error {
 	now := h.Store.Now()
-	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) { return harness.OnCompaction(g, now, h.rules()) })
+	return h.step(ctx, tx, client, s, func(g harness.Gate) (harness.Gate, bool) {
+		return harness.OnCompaction(reopened(g, s), now, h.rules())
+	})
+}
+
+// reopened opens a closed gate again when its session is open: the
+// session went idle (the idle sweep ended it, and drained the gate) and
+// then went on, as mull's sessions can and the seed's cannot. An ended
+// session's gate stays closed: late events start nothing.
+func reopened(g harness.Gate, s store.Session) harness.Gate {
+	if g.Closed && s.Status == store.SessionOpen {
+		g.Closed = false
+	}
+	return g
 }
 
 // SessionEnded drains a due review, ignoring the cooldown, and closes the
@@ -75,25 +91,50 @@ func (h *Hook) step(ctx context.Context, tx *sql.Tx, client *engine.Client, s st
 		return err
 	}
 	next, start := move(g)
+	stale := false
+	if !start && h.stale(g) {
+		unqueued := g
+		unqueued.Enqueued = false
+		if n, ok := move(unqueued); ok {
+			next, start, stale = n, true, true
+		}
+	}
 	if start {
 		args := Args{Session: s.ID, Workspace: s.Workspace, Trigger: next.PendingReason, Turns: next.Turns}
 		res, err := client.InsertTx(ctx, tx, args, nil)
 		if err != nil {
 			return err
 		}
-		if res.UniqueSkippedAsDuplicate {
+		switch {
+		case res.UniqueSkippedAsDuplicate && stale:
+			next, _ = move(g) // its job is alive after all (snoozed, paused): as it was
+		case res.UniqueSkippedAsDuplicate:
 			// A job of this scope is queued or running (a manual refine, a
 			// failed attempt waiting for its retry): the review stays due and
 			// is attempted again at the next event.
 			next.Enqueued = false
+		default:
+			h.logger().Info("refine_review enqueued", "session_id", s.ID, "trigger", args.Trigger, "turns", args.Turns,
+				"job_id", res.Job.ID, "stale_gate", stale)
 		}
-		h.logger().Info("refine_review enqueued", "session_id", s.ID, "trigger", args.Trigger, "turns", args.Turns,
-			"job_id", res.Job.ID, "duplicate", res.UniqueSkippedAsDuplicate)
 	}
 	if next == g {
 		return nil
 	}
 	return h.Store.PutHarnessGate(ctx, tx, s.ID, s.Workspace, next)
+}
+
+// staleAfter is how long after its last attempt started a gate that says
+// a review is queued or running is checked against River: attempts start
+// at most Spec's timeout plus its backoff apart (20 minutes), so a job
+// that went longer without one may have died without ending the gate (a
+// panic or a kill on its last attempt, which River discards).
+const staleAfter = time.Hour
+
+// stale reports whether g's queued review should be checked: the insert
+// then tells, since the job is unique per scope while it lives.
+func (h *Hook) stale(g harness.Gate) bool {
+	return g.Enqueued && !g.Closed && h.Store.Now().Sub(g.LastAttemptAt) > staleAfter
 }
 
 func (h *Hook) logger() *slog.Logger {

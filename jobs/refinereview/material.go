@@ -19,10 +19,6 @@ import (
 // default), which far fewer events fill.
 const maxEvents = 2000
 
-// historyLimit is how many refinements the model reads (the seed's
-// historyForPrompt shows the last 20).
-const historyLimit = 20
-
 // material is what one job's calls read, loaded once before the first
 // call: both calls see the same bytes, and the baseline is the store as
 // the planner saw it.
@@ -51,7 +47,13 @@ func (w *Worker) load(ctx context.Context, a Args) (material, error) {
 	} else if m.in.State, err = w.Harness.Merged(ctx, a.Session); err != nil {
 		return m, fmt.Errorf("read the harness of session %s: %w", a.Session, err)
 	}
-	hist, err := w.Harness.History(ctx, harnesses.HistoryFilter{Session: a.Session, Limit: historyLimit})
+	// The session's local refinements and the global ones, or the global
+	// ones alone for a refine without a session; as many as the prompt shows.
+	f := harnesses.HistoryFilter{Session: a.Session, Limit: harness.HistoryInPrompt}
+	if a.Session == "" {
+		f.Scope = "global"
+	}
+	hist, err := w.Harness.History(ctx, f)
 	if err != nil {
 		return m, fmt.Errorf("read the refinement history: %w", err)
 	}

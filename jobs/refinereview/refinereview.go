@@ -82,6 +82,18 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	return r.apply(ctx, m, review, plan.p)
 }
 
+// The job's failpoints (store.SetFailpoint, and SetFailpointError for
+// FailpointApplied; tests only, e.g. MULL_TEST_FAILPOINT in cmd/mull's
+// kill tests): FailpointPlanned is reached once the planner answered,
+// before the completing transaction begins (a kill -9 there loses only
+// the plan: the retry plans again); FailpointApplied inside it, after the
+// apply and before the commit (a kill or an error there rolls the apply
+// back with the job's completion).
+const (
+	FailpointPlanned = "refine_review.planned"
+	FailpointApplied = "refine_review.applied"
+)
+
 // run is one attempt of a job.
 type run struct {
 	w     *Worker
@@ -137,9 +149,14 @@ func (r *run) apply(ctx context.Context, m material, review *harness.Review, pla
 	}
 	req := harnesses.ApplyRequest{ID: RefinementID(r.job.ID), Proposal: plan, Scope: r.args.Scope(), Baseline: m.Baseline,
 		Automatic: r.args.automatic(), Source: harnesses.ByJob, JobID: r.job.ID, SessionID: r.args.Session}
+	store.Failpoint(FailpointPlanned)
 	err := r.finish(ctx, row, func(ctx context.Context, tx *sql.Tx, row *harnesses.ReviewRow) error {
 		got, err := r.w.Harness.ApplyTx(ctx, tx, req)
 		if err != nil {
+			return err
+		}
+		store.Failpoint(FailpointApplied)
+		if err := store.FailpointError(FailpointApplied); err != nil {
 			return err
 		}
 		applied, _ := got.Refinement.Counts()
