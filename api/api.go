@@ -21,6 +21,7 @@ import (
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/memories"
@@ -54,6 +55,9 @@ type Deps struct {
 	// Negledger is the negative ledger (seed 003): the agent's
 	// /v1/ledger/ routes and the admin's. Nil: those routes answer 503.
 	Negledger *negledger.Service
+	// Harness is harness refinement (seed 004): the agent's /v1/harness/
+	// routes and the admin's. Nil: those routes answer 503.
+	Harness *harnesses.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -87,6 +91,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	s.ops = newOpsMetrics(s.metrics.reg, d)
 	s.ledgerM = newLedgerMetrics(s.metrics.reg, d)
+	registerHarnessMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
@@ -120,6 +125,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesLessons()
 	s.routesTasks()
 	s.routesLedger()
+	s.routesHarness()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

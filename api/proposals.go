@@ -2,9 +2,13 @@ package api
 
 import (
 	"errors"
+	"fmt"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -57,6 +61,10 @@ func (s *Server) decideProposal(status string) http.HandlerFunc {
 			return
 		}
 		id := r.PathValue("id")
+		if p, err := s.deps.Store.GetProposal(r.Context(), s.deps.Store.DB, id); err == nil && p.Kind == store.ProposalHarness {
+			s.decideHarnessProposal(w, r, id, status, in.Note)
+			return
+		}
 		d, err := s.deps.Memories.DecideProposal(r.Context(), id, status, in.Note)
 		var fe *memory.FieldError
 		switch {
@@ -72,4 +80,29 @@ func (s *Server) decideProposal(status string) http.HandlerFunc {
 			writeJSON(w, http.StatusOK, d)
 		}
 	}
+}
+
+// decideHarnessProposal decides a proposal of kind harness: a global
+// refinement harness.require_global_approval held. Accept applies it, rule
+// 6 against the state it was planned on, in the transaction that marks it
+// accepted; reject only marks it (no note needed: no lesson is written).
+func (s *Server) decideHarnessProposal(w http.ResponseWriter, r *http.Request, id, status, note string) {
+	if s.deps.Harness == nil {
+		writeError(w, http.StatusServiceUnavailable, "harness refinement is not configured on this server")
+		return
+	}
+	if n := utf8.RuneCountInString(note); n > memories.MaxNoteRunes {
+		writeField(w, "note", fmt.Sprintf("%d characters, at most %d", n, memories.MaxNoteRunes))
+		return
+	}
+	out, err := s.deps.Harness.Decide(r.Context(), id, status == store.ProposalAccepted, strings.TrimSpace(note))
+	if err != nil {
+		writeHarnessError(w, err)
+		return
+	}
+	body := map[string]any{"id": id, "kind": store.ProposalHarness, "status": status}
+	if status == store.ProposalAccepted {
+		body["refinement"] = out.Refinement
+	}
+	writeJSON(w, http.StatusOK, body)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs"
 	"github.com/mullhq/mull/llm"
@@ -38,6 +39,8 @@ type app struct {
 	// negledger is the negative ledger (seed 003), for the API, the CLI
 	// and ledger_sweep.
 	negledger *negledger.Service
+	// harness is harness refinement (seed 004), for the API and the CLI.
+	harness *harnesses.Service
 	// builtin are the periodic jobs every worker runs whatever the config
 	// says: what the job kinds declared (jobs.Register).
 	builtin []config.Cron
@@ -118,6 +121,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
 	a.negledger = negledger.New(a.store, a.cfg.Ledger, a.log.With("component", "ledger"))
+	a.harness = harnesses.New(a.store, a.cfg.Harness, a.log.With("component", "harness"))
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection).
 		WithLedger(a.negledger)
 	// Every job kind, with its cron entries and ingest hooks. The ingest

@@ -129,6 +129,9 @@ remembered gets one more use instead of a copy.`
 			return err
 		}
 		defer a.close()
+		if p, err := a.store.GetProposal(cmd.Context(), a.store.DB, args[0]); err == nil && p.Kind == store.ProposalHarness {
+			return decideHarnessProposal(g, cmd, a, args[0], status, note, asJSON)
+		}
 		d, err := a.memories.DecideProposal(cmd.Context(), args[0], status, note)
 		var fe *memory.FieldError
 		switch {

@@ -1,0 +1,214 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/mullhq/mull/harnesses"
+	"github.com/mullhq/mull/jobs/refinereview"
+	"github.com/mullhq/mull/learn/harness"
+)
+
+// The refine modes of POST /v1/harness/refine (the seed's harness_refine:
+// plan new edits, or roll back a refinement by id).
+const (
+	RefinePlan     = "plan"
+	RefineRollback = "rollback"
+)
+
+// MaxInstruction caps a refine's focus instruction, in characters: it goes
+// into the planner's prompt.
+const MaxInstruction = 2000
+
+// refineRequest is POST /v1/harness/refine's body.
+type refineRequest struct {
+	Session     string `json:"session"`
+	Mode        string `json:"mode"`
+	Instruction string `json:"instruction"`
+	Global      bool   `json:"global"`
+	RollbackID  string `json:"rollback_id"`
+	// Scope is the store a rollback is of, "local" or "global": required
+	// with rollback, so an agent never rolls back the other store by a
+	// mistaken default.
+	Scope string `json:"scope"`
+}
+
+// CheckInstruction says what is wrong with a refine's instruction, or "".
+func CheckInstruction(s string) string {
+	if n := utf8.RuneCountInString(s); n > MaxInstruction {
+		return fmt.Sprintf("at most %d characters, got %d", MaxInstruction, n)
+	}
+	return ""
+}
+
+// harnessRefine is POST /v1/harness/refine: mode plan enqueues a manual
+// refine_review (202 {job_id, state, scope}; follow it with GET
+// /v1/harness/refine/{job_id}); mode rollback reverses a refinement of the
+// given scope now (200 {refinement}).
+func (s *Server) harnessRefine(w http.ResponseWriter, r *http.Request) {
+	var in refineRequest
+	if !decodeLedger(w, r, &in) {
+		return
+	}
+	switch in.Mode {
+	case RefinePlan, RefineRollback:
+	case "":
+		writeField(w, "mode", `required: "plan" or "rollback"`)
+		return
+	default:
+		writeField(w, "mode", `want "plan" or "rollback", got `+strconv.Quote(in.Mode))
+		return
+	}
+	if p := CheckInstruction(in.Instruction); p != "" {
+		writeField(w, "instruction", p)
+		return
+	}
+	sess, ok := s.knownSession(w, r, in.Session)
+	if !ok {
+		return
+	}
+	if in.Mode == RefinePlan {
+		s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction)
+		return
+	}
+	s.agentRollback(w, r, sess.ID, in)
+}
+
+// agentRollback rolls back a refinement of the scope the agent named: its
+// own session's store ("local") or the global one. A refinement of another
+// scope (another session's) is not found, as the seed's "no refinement
+// found with id <id>".
+func (s *Server) agentRollback(w http.ResponseWriter, r *http.Request, session string, in refineRequest) {
+	var scope harness.Scope
+	switch in.Scope {
+	case "local":
+		scope = harness.Local(session)
+	case "global":
+		scope = harness.Global
+	case "":
+		writeField(w, "scope", `required with rollback: "local" or "global" (the store the refinement is of)`)
+		return
+	default:
+		writeField(w, "scope", `want "local" or "global", got `+strconv.Quote(in.Scope))
+		return
+	}
+	if strings.TrimSpace(in.RollbackID) == "" {
+		writeField(w, "rollback_id", "required with rollback: the refinement's id")
+		return
+	}
+	ref, err := s.deps.Harness.Refinement(r.Context(), in.RollbackID)
+	if errors.Is(err, harnesses.ErrNotFound) || err == nil && ref.Scope != scope {
+		writeError(w, http.StatusNotFound, "no refinement found with id "+in.RollbackID)
+		return
+	}
+	if err != nil {
+		writeHarnessError(w, err)
+		return
+	}
+	out, err := s.deps.Harness.Rollback(r.Context(), in.RollbackID, harnesses.ByAgent)
+	s.writeApplied(w, out, err)
+}
+
+// enqueueRefine inserts a manual refine_review of the session's local store
+// (or the global one) and answers 202. The job is unique per scope: while
+// one is queued or running, the answer is that job, with duplicate set.
+func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string) {
+	args := refinereview.Args{Session: session, Workspace: workspace, Global: global, Trigger: harness.Manual,
+		Instruction: strings.TrimSpace(instruction)}
+	res, err := s.deps.Client.Insert(r.Context(), args, nil)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, "enqueue refine_review: "+err.Error())
+		return
+	}
+	scope := harness.Local(session)
+	if global {
+		scope = harness.Global
+	}
+	writeJSON(w, http.StatusAccepted, map[string]any{
+		"job_id":    res.Job.ID,
+		"state":     res.Job.State,
+		"scope":     scope.String(),
+		"duplicate": res.UniqueSkippedAsDuplicate,
+		"follow":    "GET /v1/harness/refine/" + strconv.FormatInt(res.Job.ID, 10),
+	})
+}
+
+// RefineStatus is GET /v1/harness/refine/{job_id}'s answer: the job's
+// state, its review row once an attempt finished, the refinement it
+// applied, and each failed attempt's error.
+type RefineStatus struct {
+	JobID      int64                     `json:"job_id"`
+	State      rivertype.JobState        `json:"state"`
+	Attempt    int                       `json:"attempt"`
+	Review     *harnesses.ReviewRow      `json:"review,omitempty"`
+	Refinement *harnesses.RefinementView `json:"refinement,omitempty"`
+	// Pending is the proposal id a global refinement waits as
+	// (harness.require_global_approval).
+	Pending string   `json:"pending_proposal,omitempty"`
+	Errors  []string `json:"errors"`
+}
+
+// harnessRefineStatus is GET /v1/harness/refine/{job_id}.
+func (s *Server) harnessRefineStatus(w http.ResponseWriter, r *http.Request) {
+	id, err := strconv.ParseInt(r.PathValue("job_id"), 10, 64)
+	if err != nil || id < 1 {
+		writeField(w, "job_id", "must be a refine_review job's id, a whole number from 1")
+		return
+	}
+	st, err := RefineJobStatus(r.Context(), s.deps.Client, s.deps.Harness, id)
+	switch {
+	case errors.Is(err, harnesses.ErrNotFound):
+		writeError(w, http.StatusNotFound, fmt.Sprintf("no refine_review job %d", id))
+	case err != nil:
+		writeHarnessError(w, err)
+	default:
+		writeCompact(w, http.StatusOK, st)
+	}
+}
+
+// jobGetter reads a job: the engine client.
+type jobGetter interface {
+	JobGet(ctx context.Context, id int64) (*rivertype.JobRow, error)
+}
+
+// RefineJobStatus reads a refine_review job, its latest review row and the
+// refinement that review names (the CLI's refine prints the same). A job
+// of another kind, or none, is harnesses.ErrNotFound.
+func RefineJobStatus(ctx context.Context, jobs jobGetter, svc *harnesses.Service, id int64) (RefineStatus, error) {
+	job, err := jobs.JobGet(ctx, id)
+	if errors.Is(err, rivertype.ErrNotFound) || err == nil && job.Kind != (refinereview.Args{}).Kind() {
+		return RefineStatus{}, fmt.Errorf("refine_review job %d: %w", id, harnesses.ErrNotFound)
+	}
+	if err != nil {
+		return RefineStatus{}, err
+	}
+	st := RefineStatus{JobID: job.ID, State: job.State, Attempt: job.Attempt, Errors: []string{}}
+	for _, e := range job.Errors {
+		st.Errors = append(st.Errors, e.Error)
+	}
+	reviews, err := svc.Reviews(ctx, harnesses.ReviewFilter{JobID: id, Limit: 1})
+	if err != nil || len(reviews) == 0 {
+		return st, err
+	}
+	st.Review = &reviews[0]
+	if rid := st.Review.RefinementID; rid != "" {
+		ref, err := svc.Refinement(ctx, rid)
+		switch {
+		case errors.Is(err, harnesses.ErrNotFound):
+			// Not a refinement: the proposal a global one waits as.
+			st.Pending = rid
+		case err != nil:
+			return st, err
+		default:
+			st.Refinement = &ref
+		}
+	}
+	return st, nil
+}
