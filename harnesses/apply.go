@@ -94,7 +94,6 @@ func (s *Service) applyTx(ctx context.Context, tx *sql.Tx, r ApplyRequest) (Appl
 	if err := s.store.BumpHarnessScope(ctx, tx, key); err != nil {
 		return Applied{}, err
 	}
-	store.Failpoint(store.FailpointHarnessApply)
 	return Applied{Refinement: ref}, nil
 }
 

@@ -25,12 +25,6 @@ const (
 	FailpointLedgerSettle = "ledger.settle"
 )
 
-// FailpointHarnessApply: inside a harness apply (harnesses ApplyTx), after
-// the refinement's rows are written, before the transaction commits: for
-// the refine_review job that is between the planner's answer and the
-// job's completing commit.
-const FailpointHarnessApply = "harness.apply"
-
 // FailpointLedgerCommit: at the end of every ledger transaction, before
 // its commit; an error from SetFailpointError's hook there rolls the
 // transaction back and is returned (a test returns ErrLedgerConflict to
