@@ -355,7 +355,9 @@ func (s *Service) workspaceOf(ctx context.Context, q querier, scope harness.Scop
 
 // writeChanges stores a version of every entry next changed: a new or
 // re-versioned entry, and a tombstone (its last content, one version on)
-// of every entry it deleted.
+// of every entry it deleted. A re-created entry starts one past its
+// tombstone (readScope hands Apply the tombstones), so an entry's history
+// stays monotonic and Get at T never sees two version 1s.
 func (s *Service) writeChanges(ctx context.Context, tx *sql.Tx, key string, cur, next harness.State, id string, now time.Time) error {
 	for _, k := range harness.Kinds {
 		for _, eid := range sortedIDs(next[k]) {
