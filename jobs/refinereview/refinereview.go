@@ -61,18 +61,15 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		return r.fail(ctx, err)
 	}
 	r.route = m.Route
-	review := &harness.Review{Approved: true}
+	var review *harness.Review // nil for a manual refine: no review call
 	if a.automatic() {
-		p := harness.ReviewPrompt(m.in)
-		out, _, err := llm.CompleteJSON[*reviewAnswer](ctx, w.LLM, r.call(p))
+		out, _, err := llm.CompleteJSON[*reviewAnswer](ctx, w.LLM, r.call(harness.ReviewPrompt(m.in)))
 		if err != nil {
 			return r.fail(ctx, err)
 		}
 		if review = &out.r; !review.Approved {
 			return r.finish(ctx, harnesses.ReviewRow{Outcome: harness.Declined, Rationale: review.Rationale}, nil)
 		}
-	} else {
-		review = nil
 	}
 	p := harness.PlanPrompt(m.in, a.Scope(), review, a.Instruction)
 	plan, _, err := llm.CompleteJSON[*planAnswer](ctx, w.LLM, r.call(p))
@@ -275,46 +272,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return string([]rune(s)[:n]) + "…"
-}
-
-// reviewAnswer and planAnswer keep the model's JSON whole for
-// harness.ParseReview / ParseProposal, which are stricter than
-// encoding/json (each refusal names its JSON path): an answer that fails
-// them is llm Invalid, the model's fault, retried then dead-lettered.
-type reviewAnswer struct {
-	raw []byte
-	r   harness.Review
-}
-
-func (a *reviewAnswer) UnmarshalJSON(b []byte) error {
-	a.raw = append(a.raw[:0], b...)
-	return nil
-}
-
-func (a *reviewAnswer) Validate() error {
-	r, err := harness.ParseReview(a.raw)
-	if err != nil {
-		return fmt.Errorf("review: %w", err)
-	}
-	a.r = r
-	return nil
-}
-
-type planAnswer struct {
-	raw []byte
-	p   harness.Proposal
-}
-
-func (a *planAnswer) UnmarshalJSON(b []byte) error {
-	a.raw = append(a.raw[:0], b...)
-	return nil
-}
-
-func (a *planAnswer) Validate() error {
-	p, err := harness.ParseProposal(a.raw)
-	if err != nil {
-		return fmt.Errorf("plan: %w", err)
-	}
-	a.p = p
-	return nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
@@ -330,3 +331,36 @@ func TestUniquePerScope(t *testing.T) {
 		}
 	})
 }
+
+// A dead letter does not block the next review of its scope (the unique
+// key holds only while a job waits or runs), and retrying it runs it
+// again.
+func TestDeadLetterBlocksNothing(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		sc := &fakeds.Script{Rules: []fakeds.Rule{{Kind: "refine_review", Marker: reviewAsk, Fault: fakeds.FaultWrongSchema, Times: 1}}}
+		e := start(t, s, sc, 1, nil)
+		e.open("s1")
+		e.compaction("s1")
+		dead := e.onlyJob(1)
+		if dead.State != rivertype.JobStateCancelled {
+			t.Fatalf("first review %s, want a dead letter", dead.State)
+		}
+		e.advance(harnessCooldown)
+		e.compaction("s1")
+		if j := e.onlyJob(2); j.State != rivertype.JobStateCompleted {
+			t.Fatalf("the next review %s", j.State)
+		}
+		if _, err := e.client.JobRetry(context.Background(), dead.ID); err != nil {
+			t.Fatalf("retry the dead letter: %v", err)
+		}
+		enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
+			return ev.Job.ID == dead.ID && ev.Job.State == rivertype.JobStateCompleted
+		})
+		if rs := e.reviews("s1"); len(rs) != 3 || rs[2].Outcome != harness.Failed || rs[0].JobID != dead.ID || rs[0].Outcome != harness.Declined {
+			t.Fatalf("reviews %+v: want the failed, the next, and the retried one", rs)
+		}
+	})
+}
+
+// harnessCooldown is harness.cooldown's default.
+const harnessCooldown = 20 * time.Minute
