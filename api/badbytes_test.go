@@ -18,6 +18,7 @@ import (
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/negledger"
@@ -143,6 +144,25 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /v1/admin/ledger/stale", query: map[string]string{"workspace": "/w"}},
 	{pattern: "GET /v1/admin/ledger/stats", query: map[string]string{"workspace": "/w"}},
 	{pattern: "POST /v1/admin/ledger/facts/{id}/resolve", path: map[string]string{"id": "999"}, body: `{"reason":"fixed upstream"}`},
+	{pattern: "GET /v1/harness/projection", query: map[string]string{"session": "session-1", "query": "build"}},
+	{pattern: "POST /v1/harness/injections", body: `{"session":"session-1","keys":["global:memory:m"]}`},
+	{pattern: "GET /v1/harness/skills", query: map[string]string{"session": "session-1"}},
+	{pattern: "POST /v1/harness/refine", body: `{"session":"session-1","mode":"rollback","instruction":"focus","rollback_id":"r1","scope":"local"}`},
+	{pattern: "GET /v1/harness/refine/{job_id}", path: map[string]string{"job_id": "1"}},
+	{pattern: "GET /v1/harness/wrapup", query: map[string]string{"session": "session-1"}},
+	{pattern: "POST /v1/harness/promote", body: `{"session":"session-1","id":"m"}`},
+	{pattern: "GET /v1/admin/harness/entries", query: map[string]string{"session": "session-1", "kind": "memory", "archived": "1"}},
+	{pattern: "GET /v1/admin/harness/entries/{id}", path: map[string]string{"id": "m"},
+		query: map[string]string{"session": "session-1", "kind": "memory", "at": "2026-12-01T00:00:00Z", "versions": "1"}},
+	{pattern: "POST /v1/admin/harness/entries/{id}/archive", path: map[string]string{"id": "m"}, body: `{"session":"session-1","kind":"memory","reason":"old","restore":false}`},
+	{pattern: "POST /v1/admin/harness/entries/{id}/pin", path: map[string]string{"id": "m"}, body: `{"session":"session-1","kind":"memory","reason":"key","pin":true}`},
+	{pattern: "GET /v1/admin/harness/refinements", query: map[string]string{"session": "session-1", "scope": "local", "limit": "5"}},
+	{pattern: "GET /v1/admin/harness/refinements/{id}", path: map[string]string{"id": "r1"}},
+	{pattern: "POST /v1/admin/harness/refinements/{id}/rollback", path: map[string]string{"id": "r1"}},
+	{pattern: "GET /v1/admin/harness/reviews", query: map[string]string{"session": "session-1", "limit": "5"}},
+	{pattern: "POST /v1/admin/harness/refine", body: `{"session":"session-1","global":false,"instruction":"focus"}`},
+	{pattern: "POST /v1/admin/harness/apply", body: `{"session":"session-1","automatic":false,"baseline":{"memory/m":1},"proposal":{"id":"p","summary":"s",` +
+		`"edits":[{"action":"update","kind":"memory","id":"m","content":"c","title":"t","description":"d","reason":"r","blast_radius":"general"}]}}`},
 }
 
 // TestEveryRouteIsListed reads the routes api registers from its source,
@@ -241,7 +261,9 @@ func spoilBody(t *testing.T, body, spoil string) []spoiledBody {
 func inputServer(t *testing.T, s *store.Store) *api.Server {
 	t.Helper()
 	cfg := enginetest.Config()
-	client := enginetest.NewClient(t, s, engine.NewRegistry(nil), cfg, false)
+	reg := engine.NewRegistry(nil)
+	registerRefine(reg, s, cfg) // POST /v1/admin/harness/refine enqueues one
+	client := enginetest.NewClient(t, s, reg, cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)
 	mem := memories.New(s, cfg.Memory, cfg.Digest)
@@ -249,7 +271,7 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
 		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now,
-		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger())})
+		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: harnesses.New(s, cfg.Harness, enginetest.Logger())})
 	if err != nil {
 		t.Fatal(err)
 	}
