@@ -44,7 +44,8 @@ func TestHarnessAcceptance(t *testing.T) {
 // reviewGate: 24 turn_end events enqueue no review, the 25th does (the
 // seed's turn interval), and its row records the trigger and the count; a
 // compaction_end inside the cooldown after it enqueues none; the
-// session's end drains the pending review, cooldown or not.
+// session's end drains the pending review, cooldown or not (and the end of
+// the 24-turn session, with none due, enqueues none).
 func reviewGate(t *testing.T, r *harnessRig, p *serveProc) {
 	const rationale = "nothing durable in the trajectory yet"
 	r.fake.answer(t, reviewAnswer(false, rationale), nil)
@@ -90,8 +91,11 @@ func reviewGate(t *testing.T, r *harnessRig, p *serveProc) {
 		rs[0].Outcome != harness.Declined {
 		t.Fatalf("reviews after the session's end: %+v; want a second one, of job %d, triggered by the compaction or the end", rs, drained)
 	}
+	// The control: a session's end drains only a due review, and 24 turns
+	// make none due.
+	p.push(t, sessionEvent(short, 201, events.SessionEnd, `{"reason":"completed"}`))
 	if rs := p.reviews(t, short); len(rs) != 0 || len(r.refineJobs(t, short)) != 0 {
-		t.Fatalf("the 24-turn session has reviews %+v, want none", rs)
+		t.Fatalf("the 24-turn session has reviews %+v after its end, want none", rs)
 	}
 	if n := r.fake.calls(callReview); n != 2 {
 		t.Fatalf("the fake was asked %d review calls, want 2", n)
