@@ -14,15 +14,15 @@ import (
 // The seed's messages, verbatim (rules 1-6 and the lifecycle edits);
 // MsgMissingReason is a format with the edit's id.
 const (
-	MsgMissingReason    = `edit "%s" rejected: missing reason, please re-add it`
-	MsgBaseImmutable    = "the base system prompt is immutable"
-	MsgIDRequired       = "edit id is required"
+	MsgMissingReason = `edit "%s" rejected: missing reason, please re-add it`
+	MsgBaseImmutable = "the base system prompt is immutable"
+	MsgIDRequired    = "edit id is required"
 	// MsgIDChars (mull's): the id grammar of every kind but skills (which
 	// keep the seed's kebab-case), so no id holds the ':' or whitespace
 	// that would make a "scope:kind:id" key or a merged "local:<id>" key
 	// ambiguous; MsgIDLong caps it at MaxIDRunes.
-	MsgIDChars = "edit ids may hold only letters, digits, '.', '_' and '-'"
-	MsgIDLong  = "edit ids are at most 128 characters"
+	MsgIDChars          = "edit ids may hold only letters, digits, '.', '_' and '-'"
+	MsgIDLong           = "edit ids are at most 128 characters"
 	MsgSkillKebab       = "skill ids must be kebab-case"
 	MsgArchivePinUpdate = "archive/pin only valid on update edits"
 	MsgContentRequired  = "non-delete edits require content"
