@@ -56,4 +56,3 @@ func (s *Store) PutHarnessGate(ctx context.Context, tx *sql.Tx, session, workspa
 	}
 	return nil
 }
-
