@@ -39,13 +39,17 @@ func (s *Service) projection(ctx context.Context, session, query string) (Projec
 	} else {
 		query = harness.Query([]string{query})
 	}
-	recent, err := s.history(ctx, db, HistoryFilter{Session: session, Limit: 5})
+	// The narrow read (id, scope, summary, counts) of the session's and
+	// the global store's newest refinements: this runs on every agent step.
+	recent, err := s.store.RecentHarnessRefinements(ctx, db, []string{harness.Local(session).Key(), harness.Global.Key()},
+		harness.RefinementsInProjection)
 	if err != nil {
 		return Projection{}, err
 	}
-	refs := make([]harness.Refinement, len(recent))
+	refs := make([]harness.RecentRefinement, len(recent))
 	for i, r := range recent {
-		refs[len(recent)-1-i] = r.Refinement // newest last
+		refs[len(recent)-1-i] = harness.RecentRefinement{ID: r.ID, Scope: scopeOf(r.ScopeKey), Summary: r.Summary,
+			Applied: r.Applied, Rejected: r.Rejected} // newest last
 	}
 	p := harness.Project(merged, query, harness.ProjectOptions{
 		MaxPerKind: s.cfg.MaxInjectedPerKind,
