@@ -75,7 +75,7 @@ func (s *Server) harnessRefine(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Mode == RefinePlan {
-		s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction)
+		s.enqueueRefineAs(w, r, harnesses.ByAgent, sess.ID, sess.Workspace, in.Global, in.Instruction)
 		return
 	}
 	s.agentRollback(w, r, sess.ID, in)
@@ -116,12 +116,19 @@ func (s *Server) agentRollback(w http.ResponseWriter, r *http.Request, session s
 	s.writeApplied(w, out, err)
 }
 
-// enqueueRefine inserts a manual refine_review of the session's local store
-// (or the global one) and answers 202. The job is unique per scope: while
+// enqueueRefine inserts a person's (admin API) manual refine_review of the
+// session's local store (or the global one) and answers 202. The job is unique per scope: while
 // one is queued or running, the answer is that job, with duplicate set.
 func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string) {
+	s.enqueueRefineAs(w, r, harnesses.ByAdmin, session, workspace, global, instruction)
+}
+
+// enqueueRefineAs is enqueueRefine for src: an agent's refine applies on
+// the automatic path (protected entries and kinds immutable), a person's
+// does not.
+func (s *Server) enqueueRefineAs(w http.ResponseWriter, r *http.Request, src harnesses.Source, session, workspace string, global bool, instruction string) {
 	args := refinereview.Args{Session: session, Workspace: workspace, Global: global, Trigger: harness.Manual,
-		Instruction: strings.TrimSpace(instruction)}
+		Instruction: strings.TrimSpace(instruction), Source: src}
 	res, err := s.deps.Client.Insert(r.Context(), args, nil)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "enqueue refine_review: "+err.Error())

@@ -345,9 +345,12 @@ func TestHarnessAgentRoutes(t *testing.T) {
 		h.known("s2", "/w")
 		expectError(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s2","mode":"rollback","rollback_id":"`+local.ID+`","scope":"local"}`, tok),
 			http.StatusNotFound, "no refinement found with id "+local.ID)
+		// An agent cannot undo a person's refinement (h.apply is the admin
+		// API's); it can undo its own (the promote).
+		expectError(t, rollback(local.ID, "local"), http.StatusConflict, "refinement "+local.ID+" was made by an admin")
 		var rb refinementBody
-		expect(t, rollback(local.ID, "local"), http.StatusOK, &rb)
-		if rb.Refinement.ID != "rollback_"+local.ID || rb.Refinement.Scope != harness.Local("s1") {
+		expect(t, rollback(promoted.Refinement.ID, "global"), http.StatusOK, &rb)
+		if rb.Refinement.ID != "rollback_"+promoted.Refinement.ID || !rb.Refinement.Scope.IsGlobal() {
 			t.Fatalf("agent rollback: %+v", rb.Refinement)
 		}
 		expect(t, serve(h.srv, "POST", "/v1/admin/harness/entries/house-style/archive", `{}`), http.StatusOK, nil)
@@ -390,7 +393,8 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		}
 		var args refinereview.Args
 		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil || job.Kind != "refine_review" || args.Session != "s1" ||
-			args.Workspace != "/w" || args.Global || args.Trigger != harness.Manual || args.Instruction != "note the build" {
+			args.Workspace != "/w" || args.Global || args.Trigger != harness.Manual || args.Instruction != "note the build" ||
+			args.Source != harnesses.ByAgent {
 			t.Fatalf("job %s args %s (%v)", job.Kind, job.EncodedArgs, err)
 		}
 		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), http.StatusAccepted, &admin)

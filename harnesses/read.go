@@ -45,19 +45,16 @@ func (s *Service) merged(ctx context.Context, q querier, session string) (global
 }
 
 // injections counts each entry's injections over every session, keyed
-// scope key, kind, id.
-func (s *Service) injections(ctx context.Context, q querier, keys []string) (map[string]int, map[string]time.Time, error) {
-	rows, err := s.store.HarnessInjections(ctx, q, keys)
+// scope key, kind, id (summed in SQL); kind and id narrow it to one entry.
+func (s *Service) injections(ctx context.Context, q querier, keys []string, kind harness.Kind, id string) (map[string]int, map[string]time.Time, error) {
+	rows, err := s.store.HarnessInjectionTotals(ctx, q, keys, kind, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	counts, last := map[string]int{}, map[string]time.Time{}
 	for _, in := range rows {
 		k := in.ScopeKey + "\x00" + harness.TombstoneKey(in.Kind, in.ID)
-		counts[k] += in.Count
-		if in.LastInjectedAt.After(last[k]) {
-			last[k] = in.LastInjectedAt
-		}
+		counts[k], last[k] = in.Count, in.LastInjectedAt
 	}
 	return counts, last, nil
 }
@@ -87,7 +84,7 @@ func (s *Service) list(ctx context.Context, f ListFilter) ([]EntryView, error) {
 		}
 		keys = append(keys, harness.Local(f.Session).Key())
 	}
-	counts, last, err := s.injections(ctx, db, keys)
+	counts, last, err := s.injections(ctx, db, keys, f.Kind, "")
 	if err != nil {
 		return nil, err
 	}
@@ -170,7 +167,7 @@ func (s *Service) get(ctx context.Context, ref EntryRef, at time.Time) (EntryVie
 		if !ok {
 			return EntryView{}, &notFound{msg: fmt.Sprintf("harness entry %s/%s not found in the %s store", kind, ref.ID, ref.Scope)}
 		}
-		counts, last, err := s.injections(ctx, db, []string{key})
+		counts, last, err := s.injections(ctx, db, []string{key}, kind, ref.ID)
 		if err != nil {
 			return EntryView{}, err
 		}

@@ -227,10 +227,12 @@ func (s *Store) InsertHarnessRefinement(ctx context.Context, tx *sql.Tx, r Harne
 	if err != nil {
 		return fmt.Errorf("store harness refinement %s: %w", r.Refinement.ID, err)
 	}
-	res, err := tx.ExecContext(ctx, `insert into harness_refinements (`+harnessRefinementColumns+`)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '') on conflict (id) do nothing`,
+	applied, rejected := r.Refinement.Counts()
+	res, err := tx.ExecContext(ctx, `insert into harness_refinements (`+harnessRefinementColumns+`,
+		applied_count, rejected_count) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, '', $11, $12)
+		on conflict (id) do nothing`,
 		r.Refinement.ID, r.ScopeKey, r.SessionID, r.Refinement.Summary, r.Refinement.RollbackOf, string(js),
-		utcMicro(r.Refinement.CommittedAt), r.Source, r.JobID, r.Automatic)
+		utcMicro(r.Refinement.CommittedAt), r.Source, r.JobID, r.Automatic, applied, rejected)
 	if err != nil {
 		return fmt.Errorf("store harness refinement %s: %w", r.Refinement.ID, err)
 	}
@@ -281,6 +283,31 @@ func (s *Store) ListHarnessRefinements(ctx context.Context, q querier, keys []st
 		where `+where+` order by committed_at desc, id desc limit $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list harness refinements: %w", err)
+	}
+	return out, nil
+}
+
+// HarnessRefinementLine is a refinement as the projection lists it: no
+// applied edits, their counts.
+type HarnessRefinementLine struct {
+	ID, ScopeKey, Summary string
+	Applied, Rejected     int
+}
+
+// RecentHarnessRefinements lists the newest limit refinements of the
+// given scopes (all when keys is empty), newest first, reading only the
+// columns the projection shows (it runs on every agent step).
+func (s *Store) RecentHarnessRefinements(ctx context.Context, q querier, keys []string, limit int) ([]HarnessRefinementLine, error) {
+	where, args := inList("scope_key", keys)
+	args = append(args, clampLimit(limit))
+	out, err := queryAll(ctx, q, func(r scanner) (HarnessRefinementLine, error) {
+		var l HarnessRefinementLine
+		err := r.Scan(&l.ID, &l.ScopeKey, &l.Summary, &l.Applied, &l.Rejected)
+		return l, err
+	}, `select id, scope_key, summary, applied_count, rejected_count from harness_refinements
+		where `+where+` order by committed_at desc, id desc limit $`+strconv.Itoa(len(args)), args...)
+	if err != nil {
+		return nil, fmt.Errorf("list recent harness refinements: %w", err)
 	}
 	return out, nil
 }
@@ -414,6 +441,65 @@ func (s *Store) HarnessInjections(ctx context.Context, q querier, keys []string)
 	return out, nil
 }
 
+// HarnessInjectionTotal is one entry's injections summed over sessions.
+type HarnessInjectionTotal struct {
+	ScopeKey       string
+	Kind           harness.Kind
+	ID             string
+	Count          int
+	LastInjectedAt time.Time
+}
+
+// HarnessInjectionTotals sums the injection counts of the given scopes'
+// entries (every scope's when keys is empty) over every session, with the
+// latest injection, grouped in SQL; kind and id, when not "", narrow it to
+// one entry.
+func (s *Store) HarnessInjectionTotals(ctx context.Context, q querier, keys []string, kind harness.Kind, id string) ([]HarnessInjectionTotal, error) {
+	where, args := inList("scope_key", keys)
+	if kind != "" {
+		args = append(args, string(kind))
+		where += " and kind = $" + strconv.Itoa(len(args))
+	}
+	if id != "" {
+		args = append(args, id)
+		where += " and id = $" + strconv.Itoa(len(args))
+	}
+	out, err := queryAll(ctx, q, func(r scanner) (HarnessInjectionTotal, error) {
+		var in HarnessInjectionTotal
+		var kind string
+		var last any
+		err := r.Scan(&in.ScopeKey, &kind, &in.ID, &in.Count, &last)
+		if err != nil {
+			return in, err
+		}
+		in.Kind = harness.Kind(kind)
+		in.LastInjectedAt, err = aggregateTime(last)
+		return in, err
+	}, `select scope_key, kind, id, sum(count), max(last_injected_at) from harness_injections where `+where+`
+		group by scope_key, kind, id order by scope_key, kind, id`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("sum harness injections: %w", err)
+	}
+	return out, nil
+}
+
+// aggregateTime reads a max() of a timestamp column: a time on Postgres;
+// on SQLite, which loses the column's type in an aggregate, the stored
+// text.
+func aggregateTime(v any) (time.Time, error) {
+	switch t := v.(type) {
+	case time.Time:
+		return t.UTC(), nil
+	case string:
+		return parseSQLiteTime(t)
+	case []byte:
+		return parseSQLiteTime(string(t))
+	case nil:
+		return time.Time{}, nil
+	}
+	return time.Time{}, fmt.Errorf("timestamp aggregate of type %T", v)
+}
+
 // inList is "col in ($1, ...)" over vals, or "1 = 1" when there are none.
 func inList(col string, vals []string) (string, []any) {
 	if len(vals) == 0 {
@@ -443,4 +529,16 @@ func (s *Store) SessionEventsOfType(ctx context.Context, q querier, sessionID, t
 	}
 	slices.Reverse(out)
 	return out, nil
+}
+
+// parseSQLiteTime parses a timestamp as the SQLite driver stores it
+// (_time_format=sqlite), and the other forms it reads.
+func parseSQLiteTime(s string) (time.Time, error) {
+	for _, layout := range []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02T15:04:05.999999999-07:00",
+		"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999", time.RFC3339Nano} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UTC(), nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("timestamp %q: not a form the SQLite store writes", s)
 }

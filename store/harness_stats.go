@@ -33,12 +33,10 @@ const harnessScopeLabel = `case when scope_key = 'global' then 'global' else 'lo
 // HarnessStats counts refinements, their edits, reviews and entries, each
 // in one grouped statement.
 func (s *Store) HarnessStats(ctx context.Context) (HarnessStatCounts, error) {
-	edits := `select case when json_extract(e.value, '$.applied') then 'applied' else 'rejected' end, '', count(*)
-		from harness_refinements r, json_each(r.applied_edits) e group by 1`
-	if s.Dialect == Postgres {
-		edits = `select case when (e->>'applied')::boolean then 'applied' else 'rejected' end, '', count(*)
-			from harness_refinements r, jsonb_array_elements(r.applied_edits::jsonb) e group by 1`
-	}
+	// The counts are columns written at insert: no scrape walks the
+	// applied edits' JSON.
+	edits := `select 'applied', '', coalesce(sum(applied_count), 0) from harness_refinements
+		union all select 'rejected', '', coalesce(sum(rejected_count), 0) from harness_refinements`
 	var out HarnessStatCounts
 	for _, q := range []struct {
 		into *[]HarnessCount

@@ -83,7 +83,24 @@ type ProjectOptions struct {
 	// reads as none.
 	IsLocal func(k Kind, id string) bool
 	// Recent are the latest refinements, newest last.
-	Recent []Refinement
+	Recent []RecentRefinement
+}
+
+// RecentRefinement is what the projection shows of a refinement: its id,
+// scope, summary and counts (the store reads these columns only, not the
+// applied edits, on every agent step).
+type RecentRefinement struct {
+	ID       string
+	Scope    Scope
+	Summary  string
+	Applied  int
+	Rejected int
+}
+
+// RecentOf is r as the projection shows it.
+func RecentOf(r Refinement) RecentRefinement {
+	applied, rejected := r.Counts()
+	return RecentRefinement{ID: r.ID, Scope: r.Scope, Summary: r.Summary, Applied: applied, Rejected: rejected}
 }
 
 // Project ranks and renders the merged state for query (the seed's
@@ -153,10 +170,9 @@ func Project(merged State, query string, o ProjectOptions) Projection {
 		lines = append(lines, "- none")
 	}
 	for _, r := range o.Recent[max(0, len(o.Recent)-RefinementsInProjection):] {
-		applied, failed := r.Counts()
-		counts := fmt.Sprintf("+%d", applied)
-		if failed > 0 {
-			counts += fmt.Sprintf(", %d failed", failed)
+		counts := fmt.Sprintf("+%d", r.Applied)
+		if r.Rejected > 0 {
+			counts += fmt.Sprintf(", %d failed", r.Rejected)
 		}
 		lines = append(lines, fmt.Sprintf("- %s (%s, %s): %s", oneLineID(r.ID), r.Scope, counts, truncate(gatedLine(r.Summary), ContentMaxChars)))
 	}

@@ -141,7 +141,11 @@ func TestProjectText(t *testing.T) {
 			{ID: "r4", Summary: injection, Scope: Global},
 			{ID: "r5", Summary: "five", Scope: Local("s1"), Edits: []AppliedEdit{{Applied: true}, {Applied: true}, {Error: "x"}}},
 		}
-		got := Project(s, "", ProjectOptions{MaxPerKind: 1, Recent: recent}).Text
+		lines := make([]RecentRefinement, len(recent))
+		for i, r := range recent {
+			lines[i] = RecentOf(r)
+		}
+		got := Project(s, "", ProjectOptions{MaxPerKind: 1, Recent: lines}).Text
 		want := strings.Join([]string{
 			"# Continual Harness State", "",
 			"## prompt (0)", "- none", "",

@@ -75,7 +75,12 @@ create table harness_refinements (
     job_id         bigint not null default 0,
     automatic      boolean not null default false,
     -- the rollback that reversed it ('' while none did)
-    rolled_back_by text not null default ''
+    rolled_back_by text not null default '',
+    -- how many of applied_edits applied and how many a rule rejected,
+    -- written at insert: /metrics and the projection read these, not
+    -- the JSON
+    applied_count  bigint not null default 0,
+    rejected_count bigint not null default 0
 );
 create index harness_refinements_scope on harness_refinements (scope_key, committed_at);
 
@@ -111,6 +116,8 @@ create table harness_gates (
     pending         boolean not null default false,
     pending_reason  text not null default '',
     enqueued        boolean not null default false,
+    -- when the job "enqueued" stands for was enqueued (null: not known)
+    enqueued_at     timestamptz,
     last_attempt_at timestamptz,
     closed          boolean not null default false,
     updated_at      timestamptz not null
