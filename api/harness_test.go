@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -94,6 +95,7 @@ func TestHarnessRoutesRefuseBadInput(t *testing.T) {
 			{"POST", "/v1/harness/refine", `{"session":"s1","mode":"rollback","scope":"local"}`, "rollback_id"},
 			{"GET", "/v1/harness/refine/x1", "", "job_id"},
 			{"GET", "/v1/harness/refine/0", "", "job_id"},
+			{"GET", "/v1/harness/refine/1", "", "session"},
 			{"POST", "/v1/harness/promote", `{"session":"s1"}`, "id"},
 			{"POST", "/v1/harness/promote", `{"id":"x"}`, "session"},
 		} {
@@ -110,6 +112,7 @@ func TestHarnessRoutesRefuseBadInput(t *testing.T) {
 			{"POST", "/v1/harness/injections", `{"session":"nobody","keys":[]}`},
 			{"POST", "/v1/harness/refine", `{"session":"nobody","mode":"plan"}`},
 			{"POST", "/v1/harness/promote", `{"session":"nobody","id":"x"}`},
+			{"GET", "/v1/harness/refine/1?session=nobody", ""},
 		} {
 			expectError(t, serve(h.srv, tc.method, tc.target, tc.body, tok), http.StatusNotFound, `no session "nobody"`)
 		}
@@ -359,6 +362,19 @@ func TestHarnessAgentRoutes(t *testing.T) {
 	})
 }
 
+// expectBusy wants the 409 of a refine that would join another job.
+func expectBusy(t *testing.T, rec *httptest.ResponseRecorder, msg string, job int64) {
+	t.Helper()
+	var b struct {
+		Error string `json:"error"`
+		JobID int64  `json:"job_id"`
+	}
+	expect(t, rec, http.StatusConflict, &b)
+	if b.Error != msg || b.JobID != job {
+		t.Fatalf("busy: %+v, want %q and job %d", b, msg, job)
+	}
+}
+
 type refineBody struct {
 	JobID     int64  `json:"job_id"`
 	State     string `json:"state"`
@@ -367,10 +383,12 @@ type refineBody struct {
 }
 
 // A plan refine enqueues a manual refine_review of the session's store
-// (202), the same job again while it waits (duplicate), the global store's
-// apart; the job's status shows its state, and once a review row names it,
-// the review and its refinement. The admin's refine enqueues the same; a
-// job of another kind, or none, is 404.
+// (202), the same request again while it waits (duplicate), the global
+// store's apart; a different instruction, or the admin's refine of the
+// same store without it, is 409 naming the job (joining would drop the
+// instruction), the admin's identical one joins. The job's status shows
+// its state, and once a review row names it, the review and its
+// refinement; a job of another kind, or none, is 404.
 func TestHarnessRefineRoutes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		h := newHarnessRig(t, s)
@@ -378,7 +396,7 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		tok := bearer("tok")
 		var first, again, global, admin refineBody
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":"note the build"}`, tok), http.StatusAccepted, &first)
-		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan"}`, tok), http.StatusAccepted, &again)
+		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":" note the build "}`, tok), http.StatusAccepted, &again)
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","global":true}`, tok), http.StatusAccepted, &global)
 		if first.JobID == 0 || first.Scope != "local" || first.State != "available" || first.Duplicate ||
 			again.JobID != first.JobID || !again.Duplicate || global.JobID == first.JobID || global.Scope != "global" {
@@ -393,13 +411,16 @@ func TestHarnessRefineRoutes(t *testing.T) {
 			args.Workspace != "/w" || args.Global || args.Trigger != harness.Manual || args.Instruction != "note the build" {
 			t.Fatalf("job %s args %s (%v)", job.Kind, job.EncodedArgs, err)
 		}
-		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), http.StatusAccepted, &admin)
+		busy := fmt.Sprintf("a review of this store is already queued as job %d; try again after it", first.JobID)
+		expectBusy(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan"}`, tok), busy, first.JobID)
+		expectBusy(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), busy, first.JobID)
+		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1","instruction":"note the build"}`), http.StatusAccepted, &admin)
 		if admin.JobID != first.JobID || !admin.Duplicate {
-			t.Fatalf("admin refine of the same store: %+v", admin)
+			t.Fatalf("admin refine of the same store, same instruction: %+v", admin)
 		}
 
 		var st api.RefineStatus
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10), "", tok), http.StatusOK, &st)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10)+"?session=s1", "", tok), http.StatusOK, &st)
 		if st.JobID != first.JobID || st.State != "available" || st.Review != nil || st.Refinement != nil || len(st.Errors) != 0 {
 			t.Fatalf("status of a waiting job: %+v", st)
 		}
@@ -413,16 +434,16 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10), "", tok), http.StatusOK, &st)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10)+"?session=s1", "", tok), http.StatusOK, &st)
 		if st.Review == nil || st.Review.Outcome != harness.Approved || st.Refinement == nil || st.Refinement.ID != ref.ID {
 			t.Fatalf("status with a review: %+v", st)
 		}
-		expectError(t, serve(h.srv, "GET", "/v1/harness/refine/999999", "", tok), http.StatusNotFound, "no refine_review job 999999")
+		expectError(t, serve(h.srv, "GET", "/v1/harness/refine/999999?session=s1", "", tok), http.StatusNotFound, "no refine_review job 999999")
 		other, err := h.c.Insert(t.Context(), otherArgs{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(other.Job.ID, 10), "", tok), http.StatusNotFound, nil)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(other.Job.ID, 10)+"?session=s1", "", tok), http.StatusNotFound, nil)
 	})
 }
 
