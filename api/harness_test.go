@@ -168,6 +168,21 @@ func (h *harnessRig) apply(body string) harness.Refinement {
 	return out.Refinement
 }
 
+// jobApply applies proposal (JSON) to scope as the refine_review job
+// would (source job), which an agent may roll back.
+func (h *harnessRig) jobApply(scope harness.Scope, proposal string) harness.Refinement {
+	h.t.Helper()
+	var p harness.Proposal
+	if err := json.Unmarshal([]byte(proposal), &p); err != nil {
+		h.t.Fatal(err)
+	}
+	out, err := h.svc.Apply(h.t.Context(), harnesses.ApplyRequest{Proposal: p, Scope: scope, Source: harnesses.ByJob, SessionID: scope.Session})
+	if err != nil || out.Refinement.ID == "" {
+		h.t.Fatalf("job apply: %+v, %v", out, err)
+	}
+	return out.Refinement
+}
+
 // edits says each edit's "applied" or its error.
 func edits(r harness.Refinement) []string {
 	var out []string
@@ -348,9 +363,11 @@ func TestHarnessAgentRoutes(t *testing.T) {
 		h.known("s2", "/w")
 		expectError(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s2","mode":"rollback","rollback_id":"`+local.ID+`","scope":"local"}`, tok),
 			http.StatusNotFound, "no refinement found with id "+local.ID)
+		// An agent rolls back what was not a person's: here a job's.
+		byJob := h.jobApply(harness.Local("s1"), `{"summary":"j","edits":[{"action":"create","kind":"memory","id":"by-job","content":"c"}]}`)
 		var rb refinementBody
-		expect(t, rollback(local.ID, "local"), http.StatusOK, &rb)
-		if rb.Refinement.ID != "rollback_"+local.ID || rb.Refinement.Scope != harness.Local("s1") {
+		expect(t, rollback(byJob.ID, "local"), http.StatusOK, &rb)
+		if rb.Refinement.ID != "rollback_"+byJob.ID || rb.Refinement.Scope != harness.Local("s1") {
 			t.Fatalf("agent rollback: %+v", rb.Refinement)
 		}
 		expect(t, serve(h.srv, "POST", "/v1/admin/harness/entries/house-style/archive", `{}`), http.StatusOK, nil)
