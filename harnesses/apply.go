@@ -24,7 +24,7 @@ import (
 // the rules run: ids are keys the store indexes, and everything stored may
 // reach a system prompt.
 const (
-	MaxIDRunes          = 128
+	MaxIDRunes          = harness.MaxIDRunes
 	MaxContentRunes     = 20000
 	MaxTitleRunes       = 200
 	MaxDescriptionRunes = 400
@@ -76,6 +76,17 @@ func (s *Service) applyTx(ctx context.Context, tx *sql.Tx, r ApplyRequest) (Appl
 		SourceSession: r.SessionID, Tombstones: tombs, Now: now,
 	})
 	ref.Edits = interleave(pre, ref.Edits)
+	if r.RollbackOf != "" {
+		if applied, _ := ref.Counts(); applied == 0 {
+			// Nothing reversed: nothing is stored and the target is not
+			// marked, so its id stays free for a later retry.
+			why := r.RollbackOf + " applied no edit to reverse"
+			if len(ref.Edits) > 0 {
+				why = ref.Edits[0].Error
+			}
+			return Applied{}, &ConflictError{Msg: fmt.Sprintf("rollback of %s applied nothing: %s", r.RollbackOf, why)}
+		}
+	}
 	if len(ref.Edits) == 0 {
 		// An empty proposal is not a refinement (the job's "assessed").
 		return Applied{Refinement: ref}, nil
@@ -93,6 +104,15 @@ func (s *Service) applyTx(ctx context.Context, tx *sql.Tx, r ApplyRequest) (Appl
 	}
 	if err := s.store.BumpHarnessScope(ctx, tx, key); err != nil {
 		return Applied{}, err
+	}
+	if r.RollbackOf != "" {
+		ok, err := s.store.MarkHarnessRolledBack(ctx, tx, r.RollbackOf, r.ID)
+		if err != nil {
+			return Applied{}, err
+		}
+		if !ok {
+			return Applied{}, &ConflictError{Msg: fmt.Sprintf("refinement %s was rolled back already", r.RollbackOf)}
+		}
 	}
 	return Applied{Refinement: ref}, nil
 }
@@ -220,6 +240,15 @@ func baselineOf(r ApplyRequest, cur harness.State) (harness.State, error) {
 	return base, nil
 }
 
+// enumWord is w when it is one of enum, else "?": a text stored with a
+// record never repeats a raw word the caller gave.
+func enumWord[T ~string](w T, enum []T) string {
+	if slices.Contains(enum, w) {
+		return string(w)
+	}
+	return "?"
+}
+
 func validKind(k harness.Kind) bool {
 	for _, x := range harness.Kinds {
 		if k == x {
@@ -268,19 +297,10 @@ func tooLong(e harness.Edit) string {
 	return ""
 }
 
-// tooLongEdit records a rejected over-long edit: no text of it is kept
-// but a cut id and the reason, both through the trust gate.
-func tooLongEdit(e harness.Edit, msg string) harness.AppliedEdit {
-	radius := e.BlastRadius
-	if radius != harness.RadiusProject && radius != harness.RadiusSession {
-		radius = harness.RadiusGeneral
-	}
-	id := e.ID
-	if utf8.RuneCountInString(id) > MaxIDRunes {
-		id = string([]rune(id)[:MaxIDRunes]) + "…"
-	}
-	return harness.AppliedEdit{Action: e.Action, Kind: e.Kind, ID: gated(id), Reason: gated(e.Reason), BlastRadius: radius, Error: msg}
-}
+// tooLongEdit records a rejected over-long edit: no content, the rest
+// as harness.RejectedEdit keeps it (a cut id, every text through the
+// trust gate, an action or kind outside its enum "").
+func tooLongEdit(e harness.Edit, msg string) harness.AppliedEdit { return harness.RejectedEdit(e, msg) }
 
 // gated is a text as the trust gate lets it be stored ("" when it
 // quarantines it).
@@ -327,7 +347,7 @@ func (s *Service) keepQuarantined(ctx context.Context, tx *sql.Tx, r ApplyReques
 			}
 			if err := s.store.InsertQuarantined(ctx, tx, store.Quarantined{
 				Workspace: workspace, Kind: quarantineKind, Text: v.Text,
-				Reason:    fmt.Sprintf("refinement %s, %s %s/%s: %s", r.ID, e.Action, e.Kind, gated(e.ID), v.Reason),
+				Reason:    fmt.Sprintf("refinement %s, %s %s/%s: %s", r.ID, enumWord(e.Action, harness.Actions), enumWord(e.Kind, harness.Kinds), gated(e.ID), v.Reason),
 				SessionID: r.SessionID, JobID: r.JobID, RecordedAt: s.store.Now(),
 			}); err != nil {
 				return err

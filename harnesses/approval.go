@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/mullhq/mull/learn/harness"
 	"github.com/mullhq/mull/store"
@@ -23,16 +24,18 @@ type pendingPayload struct {
 	Source    Source           `json:"source"`
 	JobID     int64            `json:"job_id,omitempty"`
 	SessionID string           `json:"session_id,omitempty"`
+	// RollbackOf: an agent's rollback of the global store, held.
+	RollbackOf string `json:"rollback_of,omitempty"`
 }
 
 // proposalID is the proposal a held refinement waits as.
 func proposalID(refinementID string) string { return "harness-" + refinementID }
 
 // needsApproval: with harness.require_global_approval, a refinement of the
-// global store waits for a person, except a rollback, an admin's archive
-// or pin, and one a person accepted (Decide).
+// global store waits for a person, except a person's rollback (an agent's
+// waits), an admin's archive or pin, and one a person accepted (Decide).
 func (s *Service) needsApproval(r ApplyRequest) bool {
-	return s.cfg.RequireGlobalApproval && r.Scope.IsGlobal() && r.RollbackOf == "" && !r.approved &&
+	return s.cfg.RequireGlobalApproval && r.Scope.IsGlobal() && (r.RollbackOf == "" || r.Source == ByAgent) && !r.approved &&
 		!(r.lifecycle && r.Source == ByAdmin) && len(r.Proposal.Edits) > 0
 }
 
@@ -42,7 +45,7 @@ func (s *Service) needsApproval(r ApplyRequest) bool {
 // review), the others as the gate left them (credentials redacted).
 func (s *Service) hold(ctx context.Context, tx *sql.Tx, r ApplyRequest, baseline harness.State) (Applied, error) {
 	p := pendingPayload{ID: r.ID, Scope: r.Scope, Automatic: r.Automatic, Source: r.Source, JobID: r.JobID,
-		SessionID: r.SessionID, Baseline: map[string]int{}}
+		SessionID: r.SessionID, RollbackOf: r.RollbackOf, Baseline: map[string]int{}}
 	p.Proposal = harness.Proposal{ID: r.Proposal.ID, Summary: gated(r.Proposal.Summary), Edits: []harness.Edit{}}
 	kept, _ := lengthChecks(r.Proposal.Edits)
 	if err := s.keepQuarantined(ctx, tx, r, kept); err != nil {
@@ -50,8 +53,8 @@ func (s *Service) hold(ctx context.Context, tx *sql.Tx, r ApplyRequest, baseline
 	}
 	for _, e := range kept {
 		out, _, rejected := harness.GateEdit(e)
-		if rejected != "" {
-			continue
+		if rejected != "" || !slices.Contains(harness.Kinds, out.Kind) || !slices.Contains(harness.Actions, out.Action) {
+			continue // it could not apply; its words are not kept
 		}
 		p.Proposal.Edits = append(p.Proposal.Edits, out)
 		b, _ := baseline.Get(e.Kind, e.ID) // absent: version 0
@@ -106,6 +109,6 @@ func (s *Service) decide(ctx context.Context, tx *sql.Tx, id string, accept bool
 	}
 	return s.applyTx(ctx, tx, ApplyRequest{
 		ID: pl.ID, Proposal: pl.Proposal, Scope: pl.Scope, BaselineVersions: pl.Baseline, Automatic: pl.Automatic,
-		Source: pl.Source, JobID: pl.JobID, SessionID: pl.SessionID, approved: true,
+		Source: pl.Source, JobID: pl.JobID, SessionID: pl.SessionID, RollbackOf: pl.RollbackOf, approved: true,
 	})
 }

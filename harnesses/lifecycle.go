@@ -3,16 +3,26 @@ package harnesses
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/mullhq/mull/learn/harness"
+	"github.com/mullhq/mull/store"
 )
 
 // rollback is Rollback in tx: the reversal applies to the refinement's
 // own scope, against the entries as the refinement left them (an entry
 // changed since fails its edit with rule 6), and the refinement is marked
-// rolled back by it.
+// rolled back by it (applyTx). A rollback that would reverse nothing
+// stores nothing and is a ConflictError, so a later retry can still
+// apply.
+//
+// An agent (src ByAgent) may not undo a person's refinement: one whose
+// source is admin, or a rollback of one, is a ConflictError saying so.
+// An agent's rollback of the global store waits for approval under
+// harness.require_global_approval like any global refinement of its
+// (needsApproval); an admin's applies at once.
 func (s *Service) rollback(ctx context.Context, tx *sql.Tx, id string, src Source) (Applied, error) {
 	if strings.TrimSpace(id) == "" {
 		return Applied{}, &FieldError{Field: "rollback_id", Problem: "required"}
@@ -24,29 +34,40 @@ func (s *Service) rollback(ctx context.Context, tx *sql.Tx, id string, src Sourc
 	if target.RolledBackBy != "" {
 		return Applied{}, &ConflictError{Msg: fmt.Sprintf("refinement %s was rolled back already by %s", id, target.RolledBackBy)}
 	}
+	if src == ByAgent {
+		if err := s.agentMayRollBack(ctx, tx, target); err != nil {
+			return Applied{}, err
+		}
+	}
 	ref := refinementView(target).Refinement
 	plan := harness.RollbackOf(ref)
-	a, err := s.applyTx(ctx, tx, ApplyRequest{
+	return s.applyTx(ctx, tx, ApplyRequest{
 		ID: plan.ID, Proposal: plan, Scope: ref.Scope, Baseline: harness.RollbackBaseline(ref), RollbackOf: id,
 		Source: src, SessionID: target.SessionID,
 	})
-	if err != nil {
-		return Applied{}, err
-	}
-	if len(a.Refinement.Edits) == 0 {
-		// Nothing to reverse (every edit had been rejected): nothing is
-		// recorded, and the refinement is not marked.
-		return a, nil
-	}
-	ok, err := s.store.MarkHarnessRolledBack(ctx, tx, id, plan.ID)
-	if err != nil {
-		return Applied{}, err
-	}
-	if !ok {
-		return Applied{}, &ConflictError{Msg: fmt.Sprintf("refinement %s was rolled back already", id)}
-	}
-	return a, nil
 }
+
+// agentMayRollBack refuses an agent's rollback of a person's refinement
+// (source admin, e.g. a pin), or of a rollback of one (which would apply
+// the person's change again behind their back).
+func (s *Service) agentMayRollBack(ctx context.Context, tx *sql.Tx, target store.HarnessRefinement) error {
+	if bySomeone(target.Source) {
+		return &ConflictError{Msg: fmt.Sprintf("refinement %s was made by an admin: an agent cannot roll it back (use the admin API or mull harness rollback)", target.Refinement.ID)}
+	}
+	if of := target.Refinement.RollbackOf; of != "" {
+		orig, err := s.store.GetHarnessRefinement(ctx, tx, of)
+		if err != nil && !errors.Is(err, store.ErrNotFound) {
+			return err
+		}
+		if err == nil && bySomeone(orig.Source) {
+			return &ConflictError{Msg: fmt.Sprintf("refinement %s is the rollback of %s, an admin's refinement: an agent cannot roll it back (use the admin API or mull harness rollback)", target.Refinement.ID, of)}
+		}
+	}
+	return nil
+}
+
+// bySomeone: a refinement source that is a person's ("" reads as admin).
+func bySomeone(src string) bool { return src == string(ByAdmin) || src == "" }
 
 // setLifecycle is SetLifecycle in tx: one update edit with archive or pin.
 func (s *Service) setLifecycle(ctx context.Context, tx *sql.Tx, ref EntryRef, archive, pin *bool, reason string, src Source) (Applied, error) {

@@ -159,6 +159,12 @@ func (s *Service) skills(ctx context.Context, session, workspace string) (Skills
 		if e.Archived() || strings.HasPrefix(id, harness.LocalPrefix) {
 			continue // a shadowed global: the session's own is the skill
 		}
+		if !harness.IsKebab(id) {
+			// Validate refuses such a skill id; a store written by hand or an
+			// older mull may hold one, and the id becomes a directory name.
+			s.logger.Warn("harness skill left out: id is not kebab-case", "id", id)
+			continue
+		}
 		sk := Skill{Name: harness.SkillName(id), Source: "harness", ID: id, Version: e.Version, Markdown: harness.SkillMarkdown(e)}
 		names[sk.Name] = true
 		out = append(out, sk)
@@ -202,9 +208,22 @@ func (s *Service) recordReview(ctx context.Context, tx *sql.Tx, r ReviewRow) (in
 	default:
 		return 0, &FieldError{Field: "outcome", Problem: fmt.Sprintf("%q is not declined, assessed, approved or failed", r.Outcome)}
 	}
+	rejected := make([]harness.Rejected, len(r.Rejected))
+	for i, x := range r.Rejected {
+		// The job copies these from the refinement's record, which keeps
+		// only enum words and gated texts; a caller's own is held to that.
+		if !slices.Contains(harness.Kinds, x.Kind) {
+			x.Kind = ""
+		}
+		if !slices.Contains(harness.Actions, x.Action) {
+			x.Action = ""
+		}
+		x.ID, x.Error = gated(x.ID), gated(x.Error)
+		rejected[i] = x
+	}
 	return s.store.InsertHarnessReview(ctx, tx, store.HarnessReview{
 		At: r.At, SessionID: r.Session, Workspace: r.Workspace, ScopeKey: r.Scope.Key(), Trigger: r.Trigger, Turns: r.Turns,
-		Outcome: r.Outcome, Rationale: gated(r.Rationale), RefinementID: r.RefinementID, Rejected: r.Rejected, JobID: r.JobID,
+		Outcome: r.Outcome, Rationale: gated(r.Rationale), RefinementID: r.RefinementID, Rejected: rejected, JobID: r.JobID,
 		Route: r.Route,
 	})
 }

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/mullhq/mull/learn/harness"
 )
@@ -16,14 +15,15 @@ import (
 // of one session count their turns one after the other; SQLite's write
 // transaction serializes them anyway.
 func (s *Store) HarnessGate(ctx context.Context, tx *sql.Tx, session string) (harness.Gate, error) {
-	q := `select turns, pending, pending_reason, enqueued, last_attempt_at, closed from harness_gates where session_id = $1`
+	q := `select turns, pending, pending_reason, enqueued, enqueued_at, last_attempt_at, closed from harness_gates
+		where session_id = $1`
 	if s.Dialect == Postgres {
 		q += ` for update`
 	}
 	var g harness.Gate
 	var reason string
-	var last sql.NullTime
-	err := tx.QueryRowContext(ctx, q, session).Scan(&g.Turns, &g.Pending, &reason, &g.Enqueued, &last, &g.Closed)
+	var last, enqueued sql.NullTime
+	err := tx.QueryRowContext(ctx, q, session).Scan(&g.Turns, &g.Pending, &reason, &g.Enqueued, &enqueued, &last, &g.Closed)
 	if errors.Is(err, sql.ErrNoRows) {
 		return harness.Gate{}, nil
 	}
@@ -34,23 +34,23 @@ func (s *Store) HarnessGate(ctx context.Context, tx *sql.Tx, session string) (ha
 	if last.Valid {
 		g.LastAttemptAt = last.Time.UTC()
 	}
+	if enqueued.Valid {
+		g.EnqueuedAt = enqueued.Time.UTC()
+	}
 	return g, nil
 }
 
 // PutHarnessGate writes a session's review gate inside tx (insert or
 // replace), stamped with the store's clock.
 func (s *Store) PutHarnessGate(ctx context.Context, tx *sql.Tx, session, workspace string, g harness.Gate) error {
-	var last *time.Time
-	if !g.LastAttemptAt.IsZero() {
-		t := utcMicro(g.LastAttemptAt)
-		last = &t
-	}
 	_, err := tx.ExecContext(ctx, `insert into harness_gates (session_id, workspace, turns, pending, pending_reason,
-		enqueued, last_attempt_at, closed, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		enqueued, enqueued_at, last_attempt_at, closed, updated_at) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
 		on conflict (session_id) do update set workspace = excluded.workspace, turns = excluded.turns,
 		pending = excluded.pending, pending_reason = excluded.pending_reason, enqueued = excluded.enqueued,
-		last_attempt_at = excluded.last_attempt_at, closed = excluded.closed, updated_at = excluded.updated_at`,
-		session, workspace, g.Turns, g.Pending, string(g.PendingReason), g.Enqueued, last, g.Closed, s.Now())
+		enqueued_at = excluded.enqueued_at, last_attempt_at = excluded.last_attempt_at, closed = excluded.closed,
+		updated_at = excluded.updated_at`,
+		session, workspace, g.Turns, g.Pending, string(g.PendingReason), g.Enqueued, nullTime(g.EnqueuedAt),
+		nullTime(g.LastAttemptAt), g.Closed, s.Now())
 	if err != nil {
 		return fmt.Errorf("put harness gate of session %s: %w", session, err)
 	}

@@ -9,8 +9,10 @@
 // harness.cooldown apart, and a session's end drains a due one.
 //
 // A manual refine (harness refine, the agent's harness_refine) is the
-// same job with Trigger manual: no review call, the planner only, and the
-// refinement is not automatic (protected entries may change).
+// same job with Trigger manual: no review call, the planner only. A
+// person's (Source admin: the admin API, the CLI) is not automatic
+// (protected entries may change); an agent's applies on the automatic
+// path, protected entries and kinds immutable.
 package refinereview
 
 import (
@@ -24,6 +26,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/learn/harness"
 )
 
@@ -40,6 +43,12 @@ type Args struct {
 	Instruction string `json:"instruction,omitempty"`
 	// Turns are the turns counted since the last review when it was due.
 	Turns int `json:"turns,omitempty"`
+	// Source is who asked for a manual refine: harnesses.ByAgent (the
+	// agent's harness_refine) or harnesses.ByAdmin (the admin API, the
+	// CLI); "" reads as admin (jobs enqueued before the field). Only an
+	// admin's is the seed's "explicit user session": an agent's applies on
+	// the automatic path (protected entries and kinds immutable).
+	Source harnesses.Source `json:"source,omitempty"`
 	// ScopeKey is the target scope's key (harness.Scope.Key): the job's
 	// unique key, filled in by MarshalJSON from Session and Global, so
 	// no insert path can leave it out.
@@ -77,6 +86,8 @@ func (a Args) Validate() error {
 		return fmt.Errorf("refine_review args: trigger %q is not one of %v", a.Trigger, Triggers)
 	case !a.Global && a.Session == "":
 		return errors.New("refine_review args: session is required for a local refine (or set global)")
+	case a.Source != "" && a.Source != harnesses.ByAgent && a.Source != harnesses.ByAdmin:
+		return fmt.Errorf("refine_review args: source %q is not %s or %s", a.Source, harnesses.ByAgent, harnesses.ByAdmin)
 	case a.Global && a.Trigger != harness.Manual:
 		return fmt.Errorf("refine_review args: an automatic review (trigger %s) refines a session's local store, not the global one", a.Trigger)
 	}
@@ -87,6 +98,23 @@ func (a Args) Validate() error {
 // refine): it makes the review call, keeps the session's gate and applies
 // on the automatic path.
 func (a Args) automatic() bool { return a.Trigger != harness.Manual }
+
+// protectedImmutable reports whether the job applies on the automatic
+// path (protected entries and kinds immutable): every review, and an
+// agent's manual refine. Only a person's refine may edit them.
+func (a Args) protectedImmutable() bool { return a.automatic() || a.Source == harnesses.ByAgent }
+
+// source is the refinement's recorded source: the job's own for a review,
+// the requester for a manual refine.
+func (a Args) source() harnesses.Source {
+	switch {
+	case a.automatic():
+		return harnesses.ByJob
+	case a.Source == harnesses.ByAgent:
+		return harnesses.ByAgent
+	}
+	return harnesses.ByAdmin
+}
 
 // InsertOpts make the job unique per scope while it waits or runs (at most
 // one review in flight per scope): a trigger while one is queued joins it.

@@ -55,7 +55,7 @@ func TestTurnIntervalGivesOneReview(t *testing.T) {
 			t.Fatalf("reviews %+v", rs)
 		}
 		started := e.clock()
-		if g := e.gate("s1"); g.Turns != 0 || g.Pending || g.Enqueued || !g.LastAttemptAt.Equal(started) {
+		if g := e.gate("s1"); g.Turns != 0 || g.Pending || g.Enqueued || !g.EnqueuedAt.IsZero() || !g.LastAttemptAt.Equal(started) {
 			t.Fatalf("gate after the review %+v, want reset with its start at %s", g, started)
 		}
 
@@ -243,6 +243,23 @@ func TestStaleGateIsChecked(t *testing.T) {
 		e.compaction("s3")
 		if n := len(e.jobs()); n != 2 {
 			t.Fatalf("a gate queued exactly an hour ago was not trusted: %d jobs", n)
+		}
+
+		// A gate whose job's first attempt has not started (no attempt, no
+		// enqueue time known) is trusted: turn_end events while the first
+		// review waits do not each pay an insert.
+		e.open("s4")
+		put("s4", harness.Gate{Enqueued: true})
+		e.compaction("s4")
+		if n := len(e.jobs()); n != 2 {
+			t.Fatalf("a gate with no attempt yet was checked: %d jobs", n)
+		}
+		// One enqueued over an hour ago with no attempt since is checked.
+		e.open("s5")
+		put("s5", harness.Gate{Enqueued: true, EnqueuedAt: e.clock().Add(-time.Hour - time.Second)})
+		e.compaction("s5")
+		if n := len(e.jobs()); n != 3 {
+			t.Fatalf("a gate enqueued over an hour ago with no attempt was not checked: %d jobs", n)
 		}
 	})
 }

@@ -114,6 +114,7 @@ func (h *Hook) step(ctx context.Context, tx *sql.Tx, client *engine.Client, s st
 			// is attempted again at the next event.
 			next.Enqueued = false
 		default:
+			next.EnqueuedAt = h.Store.Now()
 			h.logger().Info("refine_review enqueued", "session_id", s.ID, "trigger", args.Trigger, "turns", args.Turns,
 				"job_id", res.Job.ID, "stale_gate", stale)
 		}
@@ -132,9 +133,17 @@ func (h *Hook) step(ctx context.Context, tx *sql.Tx, client *engine.Client, s st
 const staleAfter = time.Hour
 
 // stale reports whether g's queued review should be checked: the insert
-// then tells, since the job is unique per scope while it lives.
+// then tells, since the job is unique per scope while it lives. The
+// anchor is the job's last sign of life, its enqueue or its last
+// attempt's start; a gate with neither known (a job queued whose first
+// attempt has not started, written without EnqueuedAt) is never stale, so
+// turn_end events do not each pay an insert while the first review waits.
 func (h *Hook) stale(g harness.Gate) bool {
-	return g.Enqueued && !g.Closed && h.Store.Now().Sub(g.LastAttemptAt) > staleAfter
+	anchor := g.LastAttemptAt
+	if g.EnqueuedAt.After(anchor) {
+		anchor = g.EnqueuedAt
+	}
+	return g.Enqueued && !g.Closed && !anchor.IsZero() && h.Store.Now().Sub(anchor) > staleAfter
 }
 
 func (h *Hook) logger() *slog.Logger {

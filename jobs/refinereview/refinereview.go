@@ -145,7 +145,7 @@ func (r *run) apply(ctx context.Context, m material, review *harness.Review, pla
 		return r.finish(ctx, row, nil)
 	}
 	req := harnesses.ApplyRequest{ID: RefinementID(r.job.ID), Proposal: plan, Scope: r.args.Scope(), Baseline: m.Baseline,
-		Automatic: r.args.automatic(), Source: harnesses.ByJob, JobID: r.job.ID, SessionID: r.args.Session}
+		Automatic: r.args.protectedImmutable(), Source: r.args.source(), JobID: r.job.ID, SessionID: r.args.Session}
 	store.Failpoint(FailpointPlanned)
 	err := r.finish(ctx, row, func(ctx context.Context, tx *sql.Tx, row *harnesses.ReviewRow) error {
 		got, err := r.w.Harness.ApplyTx(ctx, tx, req)

@@ -394,3 +394,42 @@ func TestGlobalRefineWaitsForApproval(t *testing.T) {
 		}
 	})
 }
+
+// An agent's manual refine (Source agent) applies on the automatic path:
+// a protected entry of the global store is immutable there (rule 4) and
+// the refinement records the agent as its source; a person's refine
+// (Source admin, or "" for a job enqueued before the field) may edit it.
+func TestAgentRefineIsAutomatic(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		upd := obj{"action": "update", "kind": "memory", "id": "m", "content": "abcde", "reason": "sharper"}
+		sc := &fakeds.Script{Rules: []fakeds.Rule{answer(planAsk, obj{"id": "x", "summary": "sharpen m", "edits": []obj{upd}})}}
+		e := start(t, s, sc, 1, nil)
+		e.open("s1")
+		ctx := context.Background()
+		bundled := harness.Bundled
+		if _, err := e.harness.Apply(ctx, harnesses.ApplyRequest{ID: "seed", Scope: harness.Global, Source: harnesses.ByAdmin,
+			Proposal: harness.Proposal{Summary: "seed", Edits: []harness.Edit{{Action: harness.Create, Kind: harness.KindMemory,
+				ID: "m", Content: ptr("abcd"), Protection: &bundled}}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, tt := range []struct {
+			src  harnesses.Source
+			want harnesses.Source
+		}{{harnesses.ByAgent, harnesses.ByAgent}, {harnesses.ByAdmin, harnesses.ByAdmin}, {"", harnesses.ByAdmin}} {
+			job := e.run(refinereview.Args{Session: "s1", Global: true, Trigger: harness.Manual, Source: tt.src})
+			if job.State != rivertype.JobStateCompleted {
+				t.Fatalf("source %q: job %s: %v", tt.src, job.State, job.Errors)
+			}
+			agent := tt.src == harnesses.ByAgent
+			ref, err := e.harness.Refinement(ctx, refinereview.RefinementID(job.ID))
+			if err != nil || ref.Source != tt.want || ref.Automatic != agent || len(ref.Edits) != 1 {
+				t.Fatalf("source %q: refinement %+v, %v", tt.src, ref, err)
+			}
+			// A person's update of the bundled entry applies (the second one
+			// too: "abcde" again is a new version); the agent's is refused.
+			if a := ref.Edits[0]; a.Applied == agent || agent && a.Error != harness.MsgProtected {
+				t.Fatalf("source %q: edit %+v; want applied %v (else %q)", tt.src, a, !agent, harness.MsgProtected)
+			}
+		}
+	})
+}

@@ -244,6 +244,8 @@ func put(next State, e Edit, before *Entry, after Entry) AppliedEdit {
 // applied and rejected are the seed's stampAppliedEdit: the edit's
 // reason and blast radius, the radius defaulting to general (and an
 // out-of-enum one normalized to it, although Validate rejects it first).
+// An action or kind outside its enum is recorded as "" (Validate's
+// message names it, cut): the record is stored and may reach a prompt.
 func applied(e Edit) AppliedEdit {
 	a := rejected(e, "")
 	a.Applied = true
@@ -255,7 +257,30 @@ func rejected(e Edit, msg string) AppliedEdit {
 	if !slices.Contains(BlastRadii, radius) {
 		radius = RadiusGeneral
 	}
-	return AppliedEdit{Action: e.Action, Kind: e.Kind, ID: e.ID, Reason: e.Reason, BlastRadius: radius, Error: msg}
+	a := AppliedEdit{Action: e.Action, Kind: e.Kind, ID: e.ID, Reason: e.Reason, BlastRadius: radius, Error: msg}
+	if !slices.Contains(Actions, a.Action) {
+		a.Action = ""
+	}
+	if !slices.Contains(Kinds, a.Kind) {
+		a.Kind = ""
+	}
+	return a
+}
+
+// RejectedEdit is the record of an edit rejected before the rules ran
+// (msg says why, e.g. a length cap): the edit through GateEdit, an id
+// over MaxIDRunes cut, an action or kind outside its enum "", no content.
+// Every text it keeps passed the trust gate.
+func RejectedEdit(e Edit, msg string) AppliedEdit {
+	cut := utf8.RuneCountInString(e.ID) > MaxIDRunes
+	if cut {
+		e.ID = cutRunes(e.ID, MaxIDRunes)
+	}
+	g, _, _ := GateEdit(e)
+	if cut && g.ID != "" {
+		g.ID += "…"
+	}
+	return rejected(g, msg)
 }
 
 func ptr[T any](v T) *T { return &v }

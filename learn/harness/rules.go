@@ -6,14 +6,23 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"unicode/utf8"
+
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // The seed's messages, verbatim (rules 1-6 and the lifecycle edits);
 // MsgMissingReason is a format with the edit's id.
 const (
-	MsgMissingReason    = `edit "%s" rejected: missing reason, please re-add it`
-	MsgBaseImmutable    = "the base system prompt is immutable"
-	MsgIDRequired       = "edit id is required"
+	MsgMissingReason = `edit "%s" rejected: missing reason, please re-add it`
+	MsgBaseImmutable = "the base system prompt is immutable"
+	MsgIDRequired    = "edit id is required"
+	// MsgIDChars (mull's): the id grammar of every kind but skills (which
+	// keep the seed's kebab-case), so no id holds the ':' or whitespace
+	// that would make a "scope:kind:id" key or a merged "local:<id>" key
+	// ambiguous; MsgIDLong caps it at MaxIDRunes.
+	MsgIDChars          = "edit ids may hold only letters, digits, '.', '_' and '-'"
+	MsgIDLong           = "edit ids are at most 128 characters"
 	MsgSkillKebab       = "skill ids must be kebab-case"
 	MsgArchivePinUpdate = "archive/pin only valid on update edits"
 	MsgContentRequired  = "non-delete edits require content"
@@ -36,10 +45,21 @@ const (
 // skill's name, which is also a safe directory name.
 var kebabCase = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 
+// IsKebab reports whether id is kebab-case (a valid skill id).
+func IsKebab(id string) bool { return kebabCase.MatchString(id) }
+
+// MaxIDRunes caps an edit's id (the store indexes ids).
+const MaxIDRunes = 128
+
+// idChars is the id grammar of every kind: ASCII letters and digits, then
+// also '.', '_' and '-'.
+var idChars = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+
 // Validate is rule 1 (the seed's validateEdit): "" when e is valid, else
 // the seed's message. Checks, in order: kind ("unknown kind: X"), action
 // ("unknown action: X"), base_system_prompt, id required, kebab-case skill
-// ids, reason on update/delete, blast radius ("invalid blastRadius: X"),
+// ids, the id grammar of every kind (MsgIDLong, MsgIDChars: mull's),
+// reason on update/delete, blast radius ("invalid blastRadius: X"),
 // archive/pin on update only, content required.
 //
 // A pointer field is "given" when non-nil, as a JSON key that is present:
@@ -47,19 +67,23 @@ var kebabCase = regexp.MustCompile(`^[a-z0-9]+(?:-[a-z0-9]+)*$`)
 func Validate(e Edit) string {
 	switch {
 	case !slices.Contains(Kinds, e.Kind):
-		return "unknown kind: " + string(e.Kind)
+		return "unknown kind: " + echo(string(e.Kind))
 	case !slices.Contains(Actions, e.Action):
-		return "unknown action: " + string(e.Action)
+		return "unknown action: " + echo(string(e.Action))
 	case e.ID == BaseSystemPromptID:
 		return MsgBaseImmutable
 	case e.ID == "":
 		return MsgIDRequired
 	case e.Kind == KindSkill && !kebabCase.MatchString(e.ID):
 		return MsgSkillKebab
+	case utf8.RuneCountInString(e.ID) > MaxIDRunes:
+		return MsgIDLong
+	case !idChars.MatchString(e.ID):
+		return MsgIDChars
 	case (e.Action == Update || e.Action == Delete) && strings.TrimSpace(e.Reason) == "":
 		return fmt.Sprintf(MsgMissingReason, e.ID)
 	case e.BlastRadius != "" && !slices.Contains(BlastRadii, e.BlastRadius):
-		return "invalid blastRadius: " + string(e.BlastRadius)
+		return "invalid blastRadius: " + echo(string(e.BlastRadius))
 	case e.Action != Update && (e.Archive != nil || e.Pin != nil):
 		return MsgArchivePinUpdate
 	case e.Action != Delete && e.Content == nil && e.Archive == nil && e.Pin == nil:
@@ -67,6 +91,11 @@ func Validate(e Edit) string {
 	}
 	return ""
 }
+
+// echo is a bad enum value as a message repeats it: one line, at most 40
+// runes (the value is the model's or a caller's, and the message is
+// stored with the refinement).
+func echo(s string) string { return truncate(trust.OneLine(s), 40) }
 
 // fingerprint is what Fingerprint serializes, in the seed's key order.
 type fingerprint struct {

@@ -49,8 +49,9 @@ func SkillName(id string) string { return "mull-" + id }
 //
 // The description passes trust.Line (a withheld one reads Hidden); the body
 // passes the gate as a block: credentials redacted, a quarantined body
-// rendered as one Hidden line, and a line that is "---" escaped so no body
-// can close or open a frontmatter block.
+// rendered as one Hidden line, a line that is "---" escaped so no body
+// can close or open a frontmatter block, and a line that reads as one of
+// mull's renderers' own (RendererLine) neutralized (trust.Neutralize).
 func SkillMarkdown(e Entry) string {
 	return "---\n" +
 		"name: " + SkillName(e.ID) + "\n" +
@@ -101,11 +102,34 @@ func skillBody(content string) string {
 	}
 	lines := strings.Split(strings.TrimRight(v.Text, "\n"), "\n")
 	for i, l := range lines {
-		if delimiter.MatchString(l) {
+		switch {
+		case delimiter.MatchString(l):
 			lines[i] = `\---`
+		case RendererLine(l):
+			lines[i] = trust.Neutralize(l)
 		}
 	}
 	return strings.Join(lines, "\n")
+}
+
+// harnessLines are the headings mull's harness renderers write (Project,
+// Overview, History), over the normalized, lower-cased, trimmed line.
+var harnessLines = regexp.MustCompile(`^#+[ \t]*(?:continual harness state|recent harness refinements(?:[ \t]*\(\d+\))?|` +
+	`(?:prompt|memory|skill|subagent|recent refinements)[ \t]*\(\d+\))$`)
+
+// RendererLine reports whether a line of a stored text reads as one mull's
+// renderers write themselves: a heading of the harness projection
+// ("# Continual Harness State", "## memory (1)"), or one of the digest's
+// fixed lines (trust.FixedLine) that is not a mere heading. A skill's body
+// is the agent's markdown, so its ordinary headings, lists and code stay
+// as written and only such lines are neutralized: the agent must not read
+// a skill's text as a section of its own harness or memory.
+func RendererLine(l string) bool {
+	n := strings.ToLower(strings.TrimSpace(trust.Normalize(l)))
+	if harnessLines.MatchString(n) {
+		return true
+	}
+	return !strings.HasPrefix(n, "#") && trust.FixedLine(l)
 }
 
 // plainSafe is a description YAML reads back as the same string when

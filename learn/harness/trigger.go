@@ -22,6 +22,11 @@ type Gate struct {
 	Enqueued bool
 	// LastAttemptAt is when the last attempt started (the cooldown's anchor).
 	LastAttemptAt time.Time
+	// EnqueuedAt is when the caller enqueued the job Enqueued stands for
+	// (zero when it does not say): with LastAttemptAt, the last sign of
+	// life of that job, so a gate whose job died can be told from one
+	// whose first attempt has not started yet.
+	EnqueuedAt time.Time
 	// Closed: the session ended; late events start nothing.
 	Closed bool
 }
@@ -109,6 +114,6 @@ func Started(g Gate, now time.Time) Gate {
 // Finished records an attempt's end, whatever its outcome: the counter
 // resets (only here, as in the seed) and a new review may be enqueued.
 func Finished(g Gate) Gate {
-	g.Turns, g.Enqueued = 0, false
+	g.Turns, g.Enqueued, g.EnqueuedAt = 0, false, time.Time{}
 	return g
 }

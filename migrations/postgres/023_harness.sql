@@ -111,6 +111,8 @@ create table harness_gates (
     pending         boolean not null default false,
     pending_reason  text not null default '',
     enqueued        boolean not null default false,
+    -- when the job "enqueued" stands for was enqueued (null: not known)
+    enqueued_at     timestamptz,
     last_attempt_at timestamptz,
     closed          boolean not null default false,
     updated_at      timestamptz not null
