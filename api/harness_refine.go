@@ -1,6 +1,7 @@
 package api
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -78,7 +79,7 @@ func (s *Server) harnessRefine(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Mode == RefinePlan {
-		s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction)
+		s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction, harnesses.ByAgent)
 		return
 	}
 	s.agentRollback(w, r, sess.ID, in)
@@ -120,14 +121,15 @@ func (s *Server) agentRollback(w http.ResponseWriter, r *http.Request, session s
 }
 
 // enqueueRefine inserts a manual refine_review of the session's local store
-// (or the global one) and answers 202. The job is unique per scope: while
+// (or the global one) for src (the agent's applies on the automatic path,
+// a person's does not) and answers 202. The job is unique per scope: while
 // one is queued or running, an identical repeat (a manual refine by the
-// same session with the same instruction) answers that job with duplicate
-// set; any other answers 409 naming it, so an instruction is never dropped
+// same requester and session with the same instruction) answers that job
+// with duplicate set; any other answers 409 naming it, so an instruction is never dropped
 // silently for a job that does not carry it.
-func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string) {
+func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string, src harnesses.Source) {
 	args := refinereview.Args{Session: session, Workspace: workspace, Global: global, Trigger: harness.Manual,
-		Instruction: strings.TrimSpace(instruction)}
+		Instruction: strings.TrimSpace(instruction), Source: src}
 	res, err := s.deps.Client.Insert(r.Context(), args, nil)
 	if err != nil {
 		writeError(w, http.StatusInternalServerError, "enqueue refine_review: "+err.Error())
@@ -169,17 +171,25 @@ func (e *RefineBusyError) Error() string {
 
 // CheckJoin says whether a manual refine want may join existing, the
 // refine_review River kept instead of inserting want: only when existing
-// is a manual refine by the same session with the same instruction (an
+// is a manual refine by the same requester (agent or admin: they apply
+// under different rules) and session with the same instruction (an
 // identical repeat); else a *RefineBusyError naming it.
 func CheckJoin(existing *rivertype.JobRow, want refinereview.Args) error {
 	var got refinereview.Args
 	if err := json.Unmarshal(existing.EncodedArgs, &got); err != nil {
 		return fmt.Errorf("refine_review job %d: decode args: %w", existing.ID, err)
 	}
-	if got.Trigger == harness.Manual && got.Session == want.Session && got.Instruction == want.Instruction {
+	if got.Trigger == harness.Manual && requester(got) == requester(want) && got.Session == want.Session &&
+		got.Instruction == want.Instruction {
 		return nil
 	}
 	return &RefineBusyError{JobID: existing.ID}
+}
+
+// requester is who asked for a manual refine; "" (a job enqueued before
+// Args.Source) reads as the admin, as the job reads it.
+func requester(a refinereview.Args) harnesses.Source {
+	return cmp.Or(a.Source, harnesses.ByAdmin)
 }
 
 // RefineStatus is GET /v1/harness/refine/{job_id}'s answer: the job's

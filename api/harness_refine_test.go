@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -9,7 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
 
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/harnesses"
@@ -114,6 +114,14 @@ func TestHarnessRefineJoinsOnlyTheSameRequest(t *testing.T) {
 		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"global":true,"instruction":"x"}`), http.StatusAccepted, &opAgain)
 		if opAgain.JobID != op.JobID || !opAgain.Duplicate {
 			t.Fatalf("operator's identical global refine: %+v then %+v", op, opAgain)
+		}
+		job, err := h.c.JobGet(t.Context(), op.JobID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var args refinereview.Args
+		if err := json.Unmarshal(job.EncodedArgs, &args); err != nil || args.Source != harnesses.ByAdmin {
+			t.Fatalf("the operator's refine is enqueued as %s (%v)", job.EncodedArgs, err)
 		}
 		expectBusy(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","global":true,"instruction":"x"}`, tok), busy(op.JobID), op.JobID)
 	})

@@ -403,7 +403,8 @@ type refineBody struct {
 // (202), the same request again while it waits (duplicate), the global
 // store's apart; a different instruction, or the admin's refine of the
 // same store without it, is 409 naming the job (joining would drop the
-// instruction), the admin's identical one joins. The job's status shows
+// instruction), and so is the admin's with the same words (a person's
+// refine is not the agent's). The job's status shows
 // its state, and once a review row names it, the review and its
 // refinement; a job of another kind, or none, is 404.
 func TestHarnessRefineRoutes(t *testing.T) {
@@ -411,7 +412,7 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		h := newHarnessRig(t, s)
 		h.known("s1", "/w")
 		tok := bearer("tok")
-		var first, again, global, admin refineBody
+		var first, again, global refineBody
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":"note the build"}`, tok), http.StatusAccepted, &first)
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":" note the build "}`, tok), http.StatusAccepted, &again)
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","global":true}`, tok), http.StatusAccepted, &global)
@@ -431,9 +432,11 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		busy := fmt.Sprintf("a review of this store is already queued as job %d; try again after it", first.JobID)
 		expectBusy(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan"}`, tok), busy, first.JobID)
 		expectBusy(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), busy, first.JobID)
-		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1","instruction":"note the build"}`), http.StatusAccepted, &admin)
-		if admin.JobID != first.JobID || !admin.Duplicate {
-			t.Fatalf("admin refine of the same store, same instruction: %+v", admin)
+		// The operator's same words are not the same request: a person's
+		// refine applies under other rules than the agent's.
+		expectBusy(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1","instruction":"note the build"}`), busy, first.JobID)
+		if args.Source != harnesses.ByAgent {
+			t.Fatalf("the agent's refine is enqueued as %q", args.Source)
 		}
 
 		var st api.RefineStatus

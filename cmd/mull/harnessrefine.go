@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/learn/harness"
 	"github.com/mullhq/mull/store"
@@ -85,7 +86,8 @@ type refineOpts struct {
 }
 
 func runRefine(ctx context.Context, g *globals, a *app, o refineOpts) error {
-	args := refinereview.Args{Global: o.global, Trigger: harness.Manual, Instruction: strings.TrimSpace(o.instruction)}
+	args := refinereview.Args{Global: o.global, Trigger: harness.Manual, Instruction: strings.TrimSpace(o.instruction),
+		Source: harnesses.ByAdmin}
 	if o.session != "" {
 		sess, err := a.store.GetSession(ctx, o.session)
 		if errors.Is(err, store.ErrNotFound) {
