@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/learn/harness"
@@ -124,5 +125,49 @@ func TestHarnessRefineJoinsOnlyTheSameRequest(t *testing.T) {
 			t.Fatalf("the operator's refine is enqueued as %s (%v)", job.EncodedArgs, err)
 		}
 		expectBusy(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","global":true,"instruction":"x"}`, tok), busy(op.JobID), op.JobID)
+	})
+}
+
+// An agent's rollback goes to the service as the agent's (ByAgent): a
+// person's refinement (source admin), or a rollback of one, is 409 with
+// the service's message, the agent's own or a job's rolls back (200); with
+// harness.require_global_approval an agent's rollback of a global
+// refinement waits as a proposal (202 {pending_proposal}), and nothing
+// of it is applied until a person accepts it.
+func TestHarnessAgentRollbackIsTheAgents(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newHarnessRig(t, s)
+		h.known("s1", "/w")
+		tok := bearer("tok")
+		rollback := func(id, scope string) *httptest.ResponseRecorder {
+			return serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"rollback","rollback_id":"`+id+`","scope":"`+scope+`"}`, tok)
+		}
+		person := h.apply(`{"session":"s1","proposal":{"summary":"p","edits":[{"action":"create","kind":"memory","id":"theirs","content":"the person's note"}]}}`)
+		rec := rollback(person.ID, "local")
+		if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), person.ID) {
+			t.Fatalf("an agent's rollback of a person's refinement: %d %s, want 409 naming it", rec.Code, rec.Body)
+		}
+		var undone refinementBody
+		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refinements/"+person.ID+"/rollback", ""), http.StatusOK, &undone)
+		if rec := rollback(undone.Refinement.ID, "local"); rec.Code != http.StatusConflict {
+			t.Fatalf("an agent's rollback of the rollback of a person's refinement: %d %s, want 409", rec.Code, rec.Body)
+		}
+		if e, err := h.svc.Get(t.Context(), harnesses.EntryRef{Scope: harness.Local("s1"), Kind: harness.KindMemory, ID: "theirs"}, time.Time{}); err == nil {
+			t.Fatalf("the person's rollback was undone by the agent: %+v", e)
+		}
+
+		byJob := h.jobApply(harness.Global, `{"summary":"j","edits":[{"action":"create","kind":"memory","id":"shared","content":"c"}]}`)
+		held := newHarnessRig(t, s, func(c *config.Config) { c.Harness.RequireGlobalApproval = true })
+		var pending struct {
+			Pending string `json:"pending_proposal"`
+		}
+		expect(t, serve(held.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"rollback","rollback_id":"`+byJob.ID+`","scope":"global"}`, tok),
+			http.StatusAccepted, &pending)
+		if pending.Pending == "" {
+			t.Fatal("an agent's global rollback under require_global_approval: no pending_proposal")
+		}
+		if _, err := h.svc.Get(t.Context(), harnesses.EntryRef{Scope: harness.Global, Kind: harness.KindMemory, ID: "shared"}, time.Time{}); err != nil {
+			t.Fatalf("the held rollback applied before it was accepted: %v", err)
+		}
 	})
 }
