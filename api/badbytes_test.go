@@ -148,7 +148,7 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/harness/injections", body: `{"session":"session-1","keys":["global:memory:m"]}`},
 	{pattern: "GET /v1/harness/skills", query: map[string]string{"session": "session-1"}},
 	{pattern: "POST /v1/harness/refine", body: `{"session":"session-1","mode":"rollback","instruction":"focus","rollback_id":"r1","scope":"local"}`},
-	{pattern: "GET /v1/harness/refine/{job_id}", path: map[string]string{"job_id": "1"}},
+	{pattern: "GET /v1/harness/refine/{job_id}", path: map[string]string{"job_id": "1"}, query: map[string]string{"session": "session-1"}},
 	{pattern: "GET /v1/harness/wrapup", query: map[string]string{"session": "session-1"}},
 	{pattern: "POST /v1/harness/promote", body: `{"session":"session-1","id":"m"}`},
 	{pattern: "GET /v1/admin/harness/entries", query: map[string]string{"session": "session-1", "kind": "memory", "archived": "1"}},

@@ -275,7 +275,7 @@ func (s *Server) harnessAdminRefine(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Session == "" && in.Global {
-		s.enqueueRefine(w, r, "", "", true, in.Instruction)
+		s.enqueueRefine(w, r, "", "", true, in.Instruction, harnesses.ByAdmin)
 		return
 	}
 	if in.Session == "" {
@@ -286,7 +286,7 @@ func (s *Server) harnessAdminRefine(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction)
+	s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction, harnesses.ByAdmin)
 }
 
 // ApplyBody is POST /v1/admin/harness/apply's body (and `mull harness

@@ -1,10 +1,13 @@
 package api
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -14,6 +17,7 @@ import (
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/learn/harness"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // The refine modes of POST /v1/harness/refine (the seed's harness_refine:
@@ -75,7 +79,7 @@ func (s *Server) harnessRefine(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if in.Mode == RefinePlan {
-		s.enqueueRefineAs(w, r, harnesses.ByAgent, sess.ID, sess.Workspace, in.Global, in.Instruction)
+		s.enqueueRefine(w, r, sess.ID, sess.Workspace, in.Global, in.Instruction, harnesses.ByAgent)
 		return
 	}
 	s.agentRollback(w, r, sess.ID, in)
@@ -116,17 +120,14 @@ func (s *Server) agentRollback(w http.ResponseWriter, r *http.Request, session s
 	s.writeApplied(w, out, err)
 }
 
-// enqueueRefine inserts a person's (admin API) manual refine_review of the
-// session's local store (or the global one) and answers 202. The job is unique per scope: while
-// one is queued or running, the answer is that job, with duplicate set.
-func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string) {
-	s.enqueueRefineAs(w, r, harnesses.ByAdmin, session, workspace, global, instruction)
-}
-
-// enqueueRefineAs is enqueueRefine for src: an agent's refine applies on
-// the automatic path (protected entries and kinds immutable), a person's
-// does not.
-func (s *Server) enqueueRefineAs(w http.ResponseWriter, r *http.Request, src harnesses.Source, session, workspace string, global bool, instruction string) {
+// enqueueRefine inserts a manual refine_review of the session's local store
+// (or the global one) for src (the agent's applies on the automatic path,
+// a person's does not) and answers 202. The job is unique per scope: while
+// one is queued or running, an identical repeat (a manual refine by the
+// same requester and session with the same instruction) answers that job
+// with duplicate set; any other answers 409 naming it, so an instruction is never dropped
+// silently for a job that does not carry it.
+func (s *Server) enqueueRefine(w http.ResponseWriter, r *http.Request, session, workspace string, global bool, instruction string, src harnesses.Source) {
 	args := refinereview.Args{Session: session, Workspace: workspace, Global: global, Trigger: harness.Manual,
 		Instruction: strings.TrimSpace(instruction), Source: src}
 	res, err := s.deps.Client.Insert(r.Context(), args, nil)
@@ -134,17 +135,61 @@ func (s *Server) enqueueRefineAs(w http.ResponseWriter, r *http.Request, src har
 		writeError(w, http.StatusInternalServerError, "enqueue refine_review: "+err.Error())
 		return
 	}
-	scope := harness.Local(session)
-	if global {
-		scope = harness.Global
+	if res.UniqueSkippedAsDuplicate {
+		var busy *RefineBusyError
+		if err := CheckJoin(res.Job, args); errors.As(err, &busy) {
+			writeJSON(w, http.StatusConflict, map[string]any{"error": busy.Error(), "job_id": busy.JobID})
+			return
+		} else if err != nil {
+			writeError(w, http.StatusInternalServerError, err.Error())
+			return
+		}
+	}
+	follow := "GET /v1/harness/refine/" + strconv.FormatInt(res.Job.ID, 10)
+	if session != "" {
+		follow += "?session=" + url.QueryEscape(session)
 	}
 	writeJSON(w, http.StatusAccepted, map[string]any{
 		"job_id":    res.Job.ID,
 		"state":     res.Job.State,
-		"scope":     scope.String(),
+		"scope":     args.Scope().String(),
 		"duplicate": res.UniqueSkippedAsDuplicate,
-		"follow":    "GET /v1/harness/refine/" + strconv.FormatInt(res.Job.ID, 10),
+		"follow":    follow,
 	})
+}
+
+// RefineBusyError is a manual refine that the queued or running
+// refine_review of its store (unique per scope) would swallow: that job is
+// not the same request, so joining it would drop this one's instruction.
+type RefineBusyError struct {
+	JobID int64
+}
+
+func (e *RefineBusyError) Error() string {
+	return fmt.Sprintf("a review of this store is already queued as job %d; try again after it", e.JobID)
+}
+
+// CheckJoin says whether a manual refine want may join existing, the
+// refine_review River kept instead of inserting want: only when existing
+// is a manual refine by the same requester (agent or admin: they apply
+// under different rules) and session with the same instruction (an
+// identical repeat); else a *RefineBusyError naming it.
+func CheckJoin(existing *rivertype.JobRow, want refinereview.Args) error {
+	var got refinereview.Args
+	if err := json.Unmarshal(existing.EncodedArgs, &got); err != nil {
+		return fmt.Errorf("refine_review job %d: decode args: %w", existing.ID, err)
+	}
+	if got.Trigger == harness.Manual && requester(got) == requester(want) && got.Session == want.Session &&
+		got.Instruction == want.Instruction {
+		return nil
+	}
+	return &RefineBusyError{JobID: existing.ID}
+}
+
+// requester is who asked for a manual refine; "" (a job enqueued before
+// Args.Source) reads as the admin, as the job reads it.
+func requester(a refinereview.Args) harnesses.Source {
+	return cmp.Or(a.Source, harnesses.ByAdmin)
 }
 
 // RefineStatus is GET /v1/harness/refine/{job_id}'s answer: the job's
@@ -160,24 +205,70 @@ type RefineStatus struct {
 	// (harness.require_global_approval).
 	Pending string   `json:"pending_proposal,omitempty"`
 	Errors  []string `json:"errors"`
+	// session is the job's Args.Session: the session that started it
+	// ("" for a global refine an operator made without one).
+	session string
 }
 
-// harnessRefineStatus is GET /v1/harness/refine/{job_id}.
+// harnessRefineStatus is GET /v1/harness/refine/{job_id}?session=S: the
+// agent's copy of a refine it started. Job ids are sequential, so the
+// session is required and the job must be its own: a refine of its local
+// store, or a global one it enqueued (a global refine an operator made
+// without a session is not an agent's); any other is 404, as an unknown
+// job. What River and the LLM wrote (errors, the rationale) passes the
+// trust gate, and the workspace is left out: this reaches the agent.
 func (s *Server) harnessRefineStatus(w http.ResponseWriter, r *http.Request) {
 	id, err := strconv.ParseInt(r.PathValue("job_id"), 10, 64)
 	if err != nil || id < 1 {
 		writeField(w, "job_id", "must be a refine_review job's id, a whole number from 1")
 		return
 	}
+	sess, ok := s.knownSession(w, r, r.URL.Query().Get("session"))
+	if !ok {
+		return
+	}
 	st, err := RefineJobStatus(r.Context(), s.deps.Client, s.deps.Harness, id)
+	if err == nil && st.session != sess.ID {
+		err = harnesses.ErrNotFound
+	}
 	switch {
 	case errors.Is(err, harnesses.ErrNotFound):
 		writeError(w, http.StatusNotFound, fmt.Sprintf("no refine_review job %d", id))
 	case err != nil:
 		writeHarnessError(w, err)
 	default:
-		writeCompact(w, http.StatusOK, st)
+		writeCompact(w, http.StatusOK, st.forAgent())
 	}
+}
+
+// withheld stands for a text the trust gate keeps from the agent.
+const withheld = "(withheld: the text did not pass mull's trust gate)"
+
+// gateLine is trust.Line with the withheld placeholder.
+func gateLine(text string) string {
+	if line, ok := trust.Line(text); ok {
+		return line
+	}
+	return withheld
+}
+
+// forAgent is the status as an agent may read it: River's errors and the
+// review's rationale through the trust gate, no workspace.
+func (st RefineStatus) forAgent() RefineStatus {
+	out := st
+	out.Errors = make([]string, len(st.Errors))
+	for i, e := range st.Errors {
+		out.Errors[i] = gateLine(e)
+	}
+	if st.Review != nil {
+		rev := *st.Review
+		rev.Workspace = ""
+		if rev.Rationale != "" {
+			rev.Rationale = gateLine(rev.Rationale)
+		}
+		out.Review = &rev
+	}
+	return out
 }
 
 // jobGetter reads a job: the engine client.
@@ -196,7 +287,11 @@ func RefineJobStatus(ctx context.Context, jobs jobGetter, svc *harnesses.Service
 	if err != nil {
 		return RefineStatus{}, err
 	}
-	st := RefineStatus{JobID: job.ID, State: job.State, Attempt: job.Attempt, Errors: []string{}}
+	var args refinereview.Args
+	if err := json.Unmarshal(job.EncodedArgs, &args); err != nil {
+		return RefineStatus{}, fmt.Errorf("refine_review job %d: decode args: %w", id, err)
+	}
+	st := RefineStatus{JobID: job.ID, State: job.State, Attempt: job.Attempt, Errors: []string{}, session: args.Session}
 	for _, e := range job.Errors {
 		st.Errors = append(st.Errors, e.Error)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -94,6 +95,7 @@ func TestHarnessRoutesRefuseBadInput(t *testing.T) {
 			{"POST", "/v1/harness/refine", `{"session":"s1","mode":"rollback","scope":"local"}`, "rollback_id"},
 			{"GET", "/v1/harness/refine/x1", "", "job_id"},
 			{"GET", "/v1/harness/refine/0", "", "job_id"},
+			{"GET", "/v1/harness/refine/1", "", "session"},
 			{"POST", "/v1/harness/promote", `{"session":"s1"}`, "id"},
 			{"POST", "/v1/harness/promote", `{"id":"x"}`, "session"},
 		} {
@@ -110,6 +112,7 @@ func TestHarnessRoutesRefuseBadInput(t *testing.T) {
 			{"POST", "/v1/harness/injections", `{"session":"nobody","keys":[]}`},
 			{"POST", "/v1/harness/refine", `{"session":"nobody","mode":"plan"}`},
 			{"POST", "/v1/harness/promote", `{"session":"nobody","id":"x"}`},
+			{"GET", "/v1/harness/refine/1?session=nobody", ""},
 		} {
 			expectError(t, serve(h.srv, tc.method, tc.target, tc.body, tok), http.StatusNotFound, `no session "nobody"`)
 		}
@@ -162,6 +165,21 @@ func (h *harnessRig) apply(body string) harness.Refinement {
 	h.t.Helper()
 	var out refinementBody
 	expect(h.t, serve(h.srv, "POST", "/v1/admin/harness/apply", body), http.StatusOK, &out)
+	return out.Refinement
+}
+
+// jobApply applies proposal (JSON) to scope as the refine_review job
+// would (source job), which an agent may roll back.
+func (h *harnessRig) jobApply(scope harness.Scope, proposal string) harness.Refinement {
+	h.t.Helper()
+	var p harness.Proposal
+	if err := json.Unmarshal([]byte(proposal), &p); err != nil {
+		h.t.Fatal(err)
+	}
+	out, err := h.svc.Apply(h.t.Context(), harnesses.ApplyRequest{Proposal: p, Scope: scope, Source: harnesses.ByJob, SessionID: scope.Session})
+	if err != nil || out.Refinement.ID == "" {
+		h.t.Fatalf("job apply: %+v, %v", out, err)
+	}
 	return out.Refinement
 }
 
@@ -345,12 +363,11 @@ func TestHarnessAgentRoutes(t *testing.T) {
 		h.known("s2", "/w")
 		expectError(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s2","mode":"rollback","rollback_id":"`+local.ID+`","scope":"local"}`, tok),
 			http.StatusNotFound, "no refinement found with id "+local.ID)
-		// An agent cannot undo a person's refinement (h.apply is the admin
-		// API's); it can undo its own (the promote).
-		expectError(t, rollback(local.ID, "local"), http.StatusConflict, "refinement "+local.ID+" was made by an admin")
+		// An agent rolls back what was not a person's: here a job's.
+		byJob := h.jobApply(harness.Local("s1"), `{"summary":"j","edits":[{"action":"create","kind":"memory","id":"by-job","content":"c"}]}`)
 		var rb refinementBody
-		expect(t, rollback(promoted.Refinement.ID, "global"), http.StatusOK, &rb)
-		if rb.Refinement.ID != "rollback_"+promoted.Refinement.ID || !rb.Refinement.Scope.IsGlobal() {
+		expect(t, rollback(byJob.ID, "local"), http.StatusOK, &rb)
+		if rb.Refinement.ID != "rollback_"+byJob.ID || rb.Refinement.Scope != harness.Local("s1") {
 			t.Fatalf("agent rollback: %+v", rb.Refinement)
 		}
 		expect(t, serve(h.srv, "POST", "/v1/admin/harness/entries/house-style/archive", `{}`), http.StatusOK, nil)
@@ -362,6 +379,19 @@ func TestHarnessAgentRoutes(t *testing.T) {
 	})
 }
 
+// expectBusy wants the 409 of a refine that would join another job.
+func expectBusy(t *testing.T, rec *httptest.ResponseRecorder, msg string, job int64) {
+	t.Helper()
+	var b struct {
+		Error string `json:"error"`
+		JobID int64  `json:"job_id"`
+	}
+	expect(t, rec, http.StatusConflict, &b)
+	if b.Error != msg || b.JobID != job {
+		t.Fatalf("busy: %+v, want %q and job %d", b, msg, job)
+	}
+}
+
 type refineBody struct {
 	JobID     int64  `json:"job_id"`
 	State     string `json:"state"`
@@ -370,18 +400,21 @@ type refineBody struct {
 }
 
 // A plan refine enqueues a manual refine_review of the session's store
-// (202), the same job again while it waits (duplicate), the global store's
-// apart; the job's status shows its state, and once a review row names it,
-// the review and its refinement. The admin's refine enqueues the same; a
-// job of another kind, or none, is 404.
+// (202), the same request again while it waits (duplicate), the global
+// store's apart; a different instruction, or the admin's refine of the
+// same store without it, is 409 naming the job (joining would drop the
+// instruction), and so is the admin's with the same words (a person's
+// refine is not the agent's). The job's status shows
+// its state, and once a review row names it, the review and its
+// refinement; a job of another kind, or none, is 404.
 func TestHarnessRefineRoutes(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		h := newHarnessRig(t, s)
 		h.known("s1", "/w")
 		tok := bearer("tok")
-		var first, again, global, admin refineBody
+		var first, again, global refineBody
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":"note the build"}`, tok), http.StatusAccepted, &first)
-		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan"}`, tok), http.StatusAccepted, &again)
+		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","instruction":" note the build "}`, tok), http.StatusAccepted, &again)
 		expect(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan","global":true}`, tok), http.StatusAccepted, &global)
 		if first.JobID == 0 || first.Scope != "local" || first.State != "available" || first.Duplicate ||
 			again.JobID != first.JobID || !again.Duplicate || global.JobID == first.JobID || global.Scope != "global" {
@@ -397,13 +430,18 @@ func TestHarnessRefineRoutes(t *testing.T) {
 			args.Source != harnesses.ByAgent {
 			t.Fatalf("job %s args %s (%v)", job.Kind, job.EncodedArgs, err)
 		}
-		expect(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), http.StatusAccepted, &admin)
-		if admin.JobID != first.JobID || !admin.Duplicate {
-			t.Fatalf("admin refine of the same store: %+v", admin)
+		busy := fmt.Sprintf("a review of this store is already queued as job %d; try again after it", first.JobID)
+		expectBusy(t, serve(h.srv, "POST", "/v1/harness/refine", `{"session":"s1","mode":"plan"}`, tok), busy, first.JobID)
+		expectBusy(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1"}`), busy, first.JobID)
+		// The operator's same words are not the same request: a person's
+		// refine applies under other rules than the agent's.
+		expectBusy(t, serve(h.srv, "POST", "/v1/admin/harness/refine", `{"session":"s1","instruction":"note the build"}`), busy, first.JobID)
+		if args.Source != harnesses.ByAgent {
+			t.Fatalf("the agent's refine is enqueued as %q", args.Source)
 		}
 
 		var st api.RefineStatus
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10), "", tok), http.StatusOK, &st)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10)+"?session=s1", "", tok), http.StatusOK, &st)
 		if st.JobID != first.JobID || st.State != "available" || st.Review != nil || st.Refinement != nil || len(st.Errors) != 0 {
 			t.Fatalf("status of a waiting job: %+v", st)
 		}
@@ -417,16 +455,16 @@ func TestHarnessRefineRoutes(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10), "", tok), http.StatusOK, &st)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(first.JobID, 10)+"?session=s1", "", tok), http.StatusOK, &st)
 		if st.Review == nil || st.Review.Outcome != harness.Approved || st.Refinement == nil || st.Refinement.ID != ref.ID {
 			t.Fatalf("status with a review: %+v", st)
 		}
-		expectError(t, serve(h.srv, "GET", "/v1/harness/refine/999999", "", tok), http.StatusNotFound, "no refine_review job 999999")
+		expectError(t, serve(h.srv, "GET", "/v1/harness/refine/999999?session=s1", "", tok), http.StatusNotFound, "no refine_review job 999999")
 		other, err := h.c.Insert(t.Context(), otherArgs{}, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(other.Job.ID, 10), "", tok), http.StatusNotFound, nil)
+		expect(t, serve(h.srv, "GET", "/v1/harness/refine/"+strconv.FormatInt(other.Job.ID, 10)+"?session=s1", "", tok), http.StatusNotFound, nil)
 	})
 }
 

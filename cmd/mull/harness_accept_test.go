@@ -127,13 +127,13 @@ func concurrentRefinements(t *testing.T, r *harnessRig, procs []*serveProc) {
 		r.fake.holdPlans()
 		job := procs[0].refine(t, session, "tighten entry x")
 		r.fake.waitCall(t, callPlan)
-		if again := procs[1].refine(t, session, "again"); again.JobID != job.JobID || !again.Duplicate {
+		if again := procs[1].refine(t, session, "tighten entry x"); again.JobID != job.JobID || !again.Duplicate {
 			t.Fatalf("a second refine while job %d is in flight: %+v, want that job, duplicate", job.JobID, again)
 		}
 		go r.fake.release()
 		admin := procs[1].apply(t, session, applyOpts{baseline: map[string]int{"memory/x": v}},
 			mk("update", "memory", "x", "content", adminText, "reason", "the operator's"))
-		st := procs[0].waitRefine(t, job.JobID)
+		st := procs[0].waitRefine(t, session, job.JobID)
 		if st.State != "completed" || st.Review == nil || st.Refinement == nil || len(st.Refinement.Edits) != 1 {
 			t.Fatalf("refine job %d: %+v; want completed with its review and refinement of one edit", job.JobID, st)
 		}

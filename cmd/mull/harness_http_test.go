@@ -251,14 +251,15 @@ type refineResp struct {
 	Duplicate bool  `json:"duplicate"`
 }
 
-// waitRefine polls GET /v1/harness/refine/{job_id} until the job is
-// finalized and returns its status.
-func (p *serveProc) waitRefine(t *testing.T, jobID int64) refineStatus {
+// waitRefine polls GET /v1/harness/refine/{job_id}?session= (the
+// session that enqueued the job) until the job is finalized and returns
+// its status.
+func (p *serveProc) waitRefine(t *testing.T, session string, jobID int64) refineStatus {
 	t.Helper()
 	deadline := time.Now().Add(testwait.Patience(t))
 	for {
 		var st refineStatus
-		p.call(t, http.MethodGet, fmt.Sprintf("/v1/harness/refine/%d", jobID), nil, http.StatusOK, &st)
+		p.call(t, http.MethodGet, fmt.Sprintf("/v1/harness/refine/%d?session=%s", jobID, url.QueryEscape(session)), nil, http.StatusOK, &st)
 		switch st.State {
 		case rivertype.JobStateCompleted, rivertype.JobStateDiscarded, rivertype.JobStateCancelled:
 			return st

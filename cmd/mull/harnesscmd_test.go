@@ -168,7 +168,8 @@ func TestHarnessCommands(t *testing.T) {
 
 // TestHarnessRefineFollows: `mull harness refine` with --no-wait only
 // enqueues; without a worker it gives up at --timeout (exit 1, the job
-// stays queued); with one (`mull worker` in-process, the fake DeepSeek's
+// stays queued); another instruction while it is queued exits 1 naming
+// the job; with one (`mull worker` in-process, the fake DeepSeek's
 // default plan) it follows the job and prints the verdict and the applied
 // edit; --json has the review and the refinement.
 func TestHarnessRefineFollows(t *testing.T) {
@@ -202,10 +203,15 @@ func TestHarnessRefineFollows(t *testing.T) {
 			if code != 1 || !strings.Contains(out, "already queued or running: following job "+first) || !strings.Contains(errOut, "stays queued") {
 				t.Fatalf("no worker: exit %d, want 1 following job %s\n%s%s", code, first, out, errOut)
 			}
+			// Another instruction would be dropped by joining the queued job.
+			code, out, errOut = refine("--instruction", "note why the tests failed", "--no-wait")
+			if busy := "a review of this store is already queued as job " + first + "; try again after it"; code != 1 || !strings.Contains(errOut, busy) {
+				t.Fatalf("another refine while one is queued: exit %d, want 1 and %q\n%s%s", code, busy, out, errOut)
+			}
 
 			stop := startWorker(t, base)
 			defer stop()
-			code, out, errOut = refine("--instruction", "note why the tests failed")
+			code, out, errOut = refine()
 			for _, want := range []string{"following job " + first, "review: approved (manual, local store)", "refinement refine_" + first + " (local): 1 applied, 0 rejected",
 				"applied   create memory/"} {
 				if code != 0 || !strings.Contains(out, want) {
@@ -213,7 +219,7 @@ func TestHarnessRefineFollows(t *testing.T) {
 				}
 			}
 			t.Logf("harness refine output:\n%s", out)
-			code, out, errOut = refine("--json")
+			code, out, errOut = refine("--json", "--instruction", "note why the tests failed")
 			var st api.RefineStatus
 			if err := json.Unmarshal([]byte(out), &st); code != 0 || err != nil || st.State != "completed" || st.Review == nil ||
 				!strings.Contains(errOut, "enqueued as job") {

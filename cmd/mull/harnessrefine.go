@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/refinereview"
 	"github.com/mullhq/mull/learn/harness"
 	"github.com/mullhq/mull/store"
@@ -35,14 +36,16 @@ The target is the session's local store, or the global one with --global (a
 global refine may go without --session; the planner then reads no
 trajectory). --instruction focuses the planner ("save the retry pattern as a
 skill"). Only one refine_review per store runs at a time: while one is
-queued or running, this follows that one.
+queued or running, the same refine again (same --session and --instruction)
+follows that one; any other exits 1 with "a review of this store is already
+queued as job N; try again after it".
 
 A worker ('mull serve' or 'mull worker') must be running on the same
 database. With --no-wait it only enqueues and prints the job id.
 
 Exit status: 0 when the job completed (whatever the verdict); 1 when it was
-cancelled or discarded ('mull dlq show ID') or --timeout passed (the job
-stays queued); 2 for an unknown session or a bad flag.
+cancelled or discarded ('mull dlq show ID'), --timeout passed (the job
+stays queued) or another refine_review of the store is queued; 2 for an unknown session or a bad flag.
 
 Examples:
   mull harness refine --session 01J9… --instruction "note why the build failed"
@@ -83,7 +86,8 @@ type refineOpts struct {
 }
 
 func runRefine(ctx context.Context, g *globals, a *app, o refineOpts) error {
-	args := refinereview.Args{Global: o.global, Trigger: harness.Manual, Instruction: strings.TrimSpace(o.instruction)}
+	args := refinereview.Args{Global: o.global, Trigger: harness.Manual, Instruction: strings.TrimSpace(o.instruction),
+		Source: harnesses.ByAdmin}
 	if o.session != "" {
 		sess, err := a.store.GetSession(ctx, o.session)
 		if errors.Is(err, store.ErrNotFound) {
@@ -103,12 +107,14 @@ func runRefine(ctx context.Context, g *globals, a *app, o refineOpts) error {
 		return fmt.Errorf("enqueue refine_review: %w", err)
 	}
 	job := res.Job
-	scope := harness.Local(args.Session)
-	if o.global {
-		scope = harness.Global
-	}
+	scope := args.Scope()
 	if res.UniqueSkippedAsDuplicate {
-		fmt.Fprintf(out, "a refine_review of the %s store is already queued or running: following job %d\n", scope, job.ID)
+		// Joining a job that is not this same request would drop the
+		// instruction: refuse, naming the job.
+		if err := api.CheckJoin(job, args); err != nil {
+			return &exitError{code: 1, err: err}
+		}
+		fmt.Fprintf(out, "the same refine of the %s store is already queued or running: following job %d\n", scope, job.ID)
 	} else {
 		fmt.Fprintf(out, "enqueued as job %d: refine_review of the %s store (up to %d attempts)\n", job.ID, scope, job.MaxAttempts)
 	}

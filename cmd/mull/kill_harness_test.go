@@ -65,7 +65,7 @@ func killAtFailpoint(t *testing.T, r *harnessRig, a *serveProc, point string) {
 	}
 
 	k = r.serve(t, true)
-	st := a.waitRefine(t, job.JobID)
+	st := a.waitRefine(t, killSession, job.JobID)
 	if st.State != "completed" || st.Attempt != 2 || len(st.Errors) != 1 {
 		t.Fatalf("job %d ended %s at attempt %d with errors %v; want completed at attempt 2 after the rescue", job.JobID, st.State, st.Attempt, st.Errors)
 	}
@@ -91,7 +91,7 @@ func killAfterPlan(t *testing.T, r *harnessRig, a *serveProc) {
 	after := randomDelay(killRNG(t), 30*time.Millisecond)
 	k.kill9(t)
 	r.serve(t, true)
-	st := a.waitRefine(t, job.JobID)
+	st := a.waitRefine(t, killSession, job.JobID)
 	asked := r.fake.calls(callPlan)
 	t.Logf("killed %s after the planner's answer; asked %d times (%s)", after, asked,
 		map[int]string{1: "it had committed", 2: "the kill beat the commit"}[asked])
