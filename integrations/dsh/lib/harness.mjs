@@ -173,25 +173,76 @@ export class Harness {
   }
 
   /**
-   * The projection's message for this step, when its ETag changed since the
-   * last one shown and its text is not empty; else null. As the seed, an
-   * overview of no entry is not shown until one has been (then it is, so
-   * the names shown before are retired). Counts the shown keys in mull
-   * (POST /v1/harness/injections) in the background. Synchronous.
+   * The projection for this step, when its ETag differs from the block the
+   * session shows (seed 004 projection.ts): one <mull-harness> block is
+   * kept in the model's context, never a pile of them.
+   *
+   * With DSH's session surface (agent.session: events, surface.nodes and
+   * append with surfaceOp replace; DSH 0.1.0-rc.8 has them) the last
+   * visible block is found in the session log: the same ETag shows already
+   * (this process injected it, or a resumed session's earlier process did)
+   * and nothing is sent; another ETag is replaced in place right here
+   * (session.append of a user/message with surfaceOp replace of its seq)
+   * and null returned; no visible block (none yet, or a compaction dropped
+   * it) makes the message to append at the tail of the step's messages,
+   * returned. Without that API (an older DSH) each change is appended,
+   * as before, and one line says so.
+   *
+   * As the seed, an overview of no entry is not shown while nothing is
+   * visible (then it is, so the names shown before are retired), and a
+   * first block is not added to a step with no message of its own (that
+   * would make DSH run a step it was about to skip). Counts the shown keys
+   * in mull (POST /v1/harness/injections) in the background. Synchronous.
+   * @param {string} session
+   * @param {object} [agent] - DSH's agent (its session is read and replaced into)
+   * @param {number} [pending] - how many messages the step carries already
    */
-  take (session) {
+  take (session, agent, pending = 1) {
     const s = this.sessions.get(session)
     const p = s?.projection
-    if (!p || !p.etag || p.etag === s.shown) return null
-    if (p.count === 0 && !s.shown) return null
-    s.shown = p.etag
-    if (!p.text) return null
-    if (p.keys.length > 0) {
-      this.client.request('POST', '/v1/harness/injections', { body: { session, keys: p.keys } }).then(res => {
-        if (res && res.status >= 300) this.warnOnce(`injections:${res.status}`, `mull answered HTTP ${res.status} to POST /v1/harness/injections; the wrap-up's counts may be low`)
-      }, () => {})
+    if (!p || !p.etag) return null
+    const log = surfaceOf(agent?.session)
+    let replaceSeq
+    if (log) {
+      const block = visibleBlock(log, this.pluginName)
+      if (block && block.etag === etagAttr(p.etag)) {
+        s.shown = p.etag
+        return null
+      }
+      if (block) replaceSeq = block.seq
+      else if (p.count === 0) return null
+    } else {
+      if (p.etag === s.shown) return null
+      if (p.count === 0 && !s.shown) return null
     }
-    return harnessMessage(p.text, p.etag, this.pluginName)
+    if (!p.text) {
+      s.shown = p.etag
+      return null
+    }
+    const m = harnessMessage(p.text, p.etag, this.pluginName)
+    if (replaceSeq !== undefined) {
+      try {
+        log.append('user/message', m, { surfaceOp: { op: 'replace', start: replaceSeq, end: replaceSeq }, sourceEventSeqs: [replaceSeq] })
+        s.shown = p.etag
+        this.countInjections(session, p.keys)
+        return null
+      } catch (err) {
+        this.warnOnce('harness-replace', `mull plugin: DSH refused to replace the harness block in place (${err?.message ?? err}); each change is appended instead`)
+      }
+    } else if (!log && s.shown) {
+      this.warnOnce('harness-surface', 'mull plugin: this DSH has no session surface to replace the harness block in place (session.append with surfaceOp replace); each change is appended as a new block')
+    }
+    if (pending === 0) return null
+    s.shown = p.etag
+    this.countInjections(session, p.keys)
+    return m
+  }
+
+  countInjections (session, keys) {
+    if (keys.length === 0) return
+    this.client.request('POST', '/v1/harness/injections', { body: { session, keys } }).then(res => {
+      if (res && res.status >= 300) this.warnOnce(`injections:${res.status}`, `mull answered HTTP ${res.status} to POST /v1/harness/injections; the wrap-up's counts may be low`)
+    }, () => {})
   }
 
   refreshSkills (session) {
@@ -408,6 +459,45 @@ export class Harness {
     this.warned.add(key)
     this.log('warn', msg)
   }
+}
+
+/** The ETag as harnessMessage writes it into the block's attribute. */
+function etagAttr (etag) {
+  return String(etag).replace(/["<>&]/g, '')
+}
+
+const BLOCK_RE = /^<mull-harness etag="([^"]*)">\n/
+
+/**
+ * A DSH session with the surface the harness block is replaced through
+ * (events, surface.nodes, append), or null (an older DSH, a test's bare one).
+ */
+function surfaceOf (session) {
+  try {
+    if (!session || typeof session.append !== 'function' || !Array.isArray(session.events)) return null
+    return Array.isArray(session.surface?.nodes) ? session : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The last harness block of this plugin still on the session's surface
+ * (a block a replace or a compaction shadowed does not count), as {seq,
+ * etag}, or undefined (the seed's findHarnessStateSeq).
+ */
+function visibleBlock (session, pluginName) {
+  const surface = new Set(session.surface.nodes)
+  const events = session.events
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]
+    if (e?.type !== 'user/message' || !surface.has(e.seq)) continue
+    const src = e.data?.source
+    if (src?.kind !== 'plugin' || src.plugin !== pluginName) continue
+    const m = BLOCK_RE.exec(e.data?.content?.[0]?.text ?? '')
+    if (m) return { seq: e.seq, etag: m[1] }
+  }
+  return undefined
 }
 
 /**

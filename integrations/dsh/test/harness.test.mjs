@@ -14,7 +14,7 @@ import { normalizeConfig } from '../lib/config.mjs'
 import { Harness, MANAGED_FILE, REFINE_FOLLOW_MS, defaultSkillsDir, harnessMessage, hasMullMarker } from '../lib/harness.mjs'
 import { MullClient } from '../lib/client.mjs'
 import { FakeMull, fakeSkillMarkdown } from '../testkit/fake-mull.mjs'
-import { FakeCtx, fakeAgent, fakeSession, preStep, until } from '../testkit/helpers.mjs'
+import { FakeCtx, dshSession, fakeAgent, fakeSession, preStep, until } from '../testkit/helpers.mjs'
 import { TestClock } from '../testkit/clock.mjs'
 
 const WS = '/home/dev/app'
@@ -54,9 +54,21 @@ async function refetch (bridge, session) {
 
 const harnessMessages = decision => decision.messages.filter(m => m.content?.[0]?.text?.startsWith('<mull-harness'))
 
+/** A step as DSH's agent loop runs it: the pre-step chain, then its messages appended to the session log. */
+async function liveStep (ctx, agent, messages = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]) {
+  const d = await step(ctx, agent, messages)
+  if (d.kind === 'enter') for (const m of d.messages) agent.session.append('user/message', m, { surfaceOp: 'append' })
+  return d
+}
+
+/** The harness blocks a session's next model request carries. */
+const blocksSeen = session => session.messages().filter(m => m.content?.[0]?.text?.startsWith('<mull-harness'))
+/** The harness user/message events of a session log. */
+const blockEvents = session => session.events.filter(e => e.type === 'user/message' && e.data.content?.[0]?.text?.startsWith('<mull-harness'))
+
 const PROJECTION = '# Continual Harness State\n## memory (1)\n- pnpm v1: Always use pnpm, never npm.'
 
-test('projection: one message when the ETag changes, none while it stays; the shown keys are counted', async (t) => {
+test('projection on an older DSH without the session surface: a message per ETag change, none while it stays, one line logged; the shown keys are counted', async (t) => {
   const fake = await startedFake(t)
   fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
   // timeoutMs bounds the first step's wait: long, so a loaded machine cannot make it pass first.
@@ -109,7 +121,87 @@ test('projection: one message when the ETag changes, none while it stays; the sh
   await refetch(bridge, 'session-h1')
   assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
   assert.equal(fake.harness.injections.length, 2, 'no keys, no count')
+  assert.deepEqual(ctx.warnings().map(w => w.msg), ['mull plugin: this DSH has no session surface to replace the harness block in place (session.append with surfaceOp replace); each change is appended as a new block'])
+})
+
+test('projection with DSH\'s session surface: the first block appended, a change replaces it in place, the model request carries one', async (t) => {
+  const fake = await startedFake(t)
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
+  const { ctx, bridge } = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const session = dshSession('session-r1', WS)
+  const agent = fakeAgent(session)
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+
+  const d1 = await liveStep(ctx, agent)
+  assert.equal(harnessMessages(d1).length, 1, 'the first block rides the step\'s messages')
+  assert.equal(d1.messages.length, 2)
+  const [first] = blockEvents(session)
+  assert.deepEqual(blocksSeen(session).map(m => m.content[0].text), [first.data.content[0].text])
+  for (let i = 0; i < 3; i++) assert.deepEqual(harnessMessages(await liveStep(ctx, agent)), [])
+  assert.equal(blockEvents(session).length, 1, 'an unchanged ETag adds nothing')
+
+  // A change: replaced in place (the seed's surfaceOp), not appended.
+  fake.harness.projections.set('', { text: PROJECTION + '\n## skill (1)\n- deploy v1: Deploy with the script.', keys: ['global:memory:pnpm', 'global:skill:deploy'] })
+  await refetch(bridge, 'session-r1')
+  const before = session.surface.nodes.indexOf(first.seq)
+  const d2 = await liveStep(ctx, agent)
+  assert.deepEqual(harnessMessages(d2), [], 'the replacement is in the log already, not in the step\'s messages')
+  const events = blockEvents(session)
+  assert.equal(events.length, 2)
+  assert.deepEqual(events[1].surfaceOp, { op: 'replace', start: first.seq, end: first.seq })
+  assert.deepEqual(events[1].sourceEventSeqs, [first.seq])
+  assert.equal(session.surface.nodes.indexOf(events[1].seq), before, 'the block keeps its place')
+  const seen = blocksSeen(session)
+  assert.equal(seen.length, 1, 'ONE block in the model request')
+  assert.match(seen[0].content[0].text, /- deploy v1: Deploy with the script\.\n<\/mull-harness>$/)
+  assert.deepEqual(seen[0].source, { kind: 'plugin', plugin: 'mull', form: 'recall' })
+  await until(() => fake.harness.injections.length === 2, 'the replacement is counted')
+
+  // A replace needs no message of the step's own; a first block does.
+  fake.harness.projections.set('', { text: PROJECTION + '\n- third', keys: ['global:memory:pnpm'] })
+  await refetch(bridge, 'session-r1')
+  assert.deepEqual(harnessMessages(await liveStep(ctx, agent, [])), [])
+  assert.equal(blocksSeen(session).length, 1)
+  assert.match(blocksSeen(session)[0].content[0].text, /- third\n<\/mull-harness>$/)
   assert.deepEqual(ctx.warnings(), [])
+})
+
+test('projection with DSH\'s session surface: a resumed session finds its block, a compacted one gets a new one', async (t) => {
+  const fake = await startedFake(t)
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
+  // The first process: shows the block, then exits.
+  const one = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const first = dshSession('session-r2', WS)
+  one.ctx.emit('agent/session-start', { agent: fakeAgent(first), source: 'startup' })
+  assert.equal(harnessMessages(await liveStep(one.ctx, fakeAgent(first))).length, 1)
+  await until(() => fake.harness.injections.length === 1, 'counted')
+
+  // A new process resumes the session (DSH replays its log): the same ETag is not injected again.
+  const two = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const resumed = dshSession('session-r2', WS, first.events)
+  const agent = fakeAgent(resumed)
+  two.ctx.emit('agent/session-start', { agent, source: 'resume' })
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [])
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.equal(blockEvents(resumed).length, 1, 'no duplicate block')
+
+  // Its ETag changed while the session was away: the resumed block is replaced.
+  fake.harness.projections.set('', { text: PROJECTION + '\n- new since', keys: ['global:memory:pnpm'] })
+  await refetch(two.bridge, 'session-r2')
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [])
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.match(blocksSeen(resumed)[0].content[0].text, /- new since\n<\/mull-harness>$/)
+
+  // A compaction shadows the block: the same ETag is injected again, at the tail.
+  const nodes = resumed.surface.nodes
+  resumed.compact(nodes[0], nodes.at(-1))
+  assert.equal(blocksSeen(resumed).length, 0)
+  const again = harnessMessages(await liveStep(two.ctx, agent))
+  assert.equal(again.length, 1)
+  assert.match(again[0].content[0].text, /- new since\n<\/mull-harness>$/)
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [], 'then shown, not again')
+  assert.deepEqual([...one.ctx.warnings(), ...two.ctx.warnings()], [])
 })
 
 test('projection: a session whose harness has no entry yet gets no message until one appears', async (t) => {
