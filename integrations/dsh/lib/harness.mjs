@@ -266,6 +266,13 @@ export class Harness {
     }
     const list = []
     for (const k of b.skills) {
+      // DSH's skills dir is shared by every session on the machine: only
+      // global skill entries and playbooks belong there (mull serves no
+      // other; a session-local skill stays in that session's projection).
+      if (k?.source !== 'harness' && k?.source !== 'playbook') {
+        this.warnOnce(`skill-source:${k?.name}`, `mull plugin: skill ${JSON.stringify(k?.name)} from mull has source ${JSON.stringify(k?.source)}, not "harness" or "playbook"; not written (the skills dir is shared by every session)`)
+        continue
+      }
       if (!SKILL_NAME_RE.test(k?.name ?? '') || typeof k.markdown !== 'string' || !hasMullMarker(k.markdown)) {
         this.warnOnce(`skill-bad:${k?.name}`, `mull plugin: skill ${JSON.stringify(k?.name)} from mull is not a mull-<id> bundle with mull's marker; not written`)
         continue
@@ -383,10 +390,22 @@ export class Harness {
           if (res.status !== 200) throw httpError(res, 'POST /v1/harness/refine')
           return summarize('applied', res.body?.refinement, { scope: body.scope })
         }
+        const scope = body.global ? 'global' : 'local'
+        // Another review of this store is queued or running (the job is
+        // unique per store): mull refuses to fold this request into it.
+        if (res.status === 409) return busy(res.body, scope)
         if (res.status !== 202 && res.status !== 200) throw httpError(res, 'POST /v1/harness/refine')
         const jobId = res.body?.job_id
         if (jobId === undefined || jobId === null || jobId === '') throw new Error('mull accepted the refinement but named no job_id')
-        return self.follow(jobId, res.body?.scope, exec?.signal)
+        const out = await self.follow(jobId, res.body?.scope, exec?.signal, body.session)
+        if (res.body?.duplicate !== true) return out
+        // The same refine (this session, this instruction) was queued
+        // already: this is that job's outcome, not a new one's.
+        return {
+          ...out,
+          duplicate: true,
+          note: `the same refine was already queued as job ${jobId}; this is that job's outcome, no second job was queued`
+        }
       }
     }
 
@@ -434,12 +453,13 @@ export class Harness {
    * fails towards a retry, or followMs passes: polls with backoff on the
    * clock. Resolves to the tool's result.
    */
-  async follow (jobId, scope, signal) {
+  async follow (jobId, scope, signal, session) {
     const start = this.clock.now()
     const path = `/v1/harness/refine/${encodeURIComponent(String(jobId))}`
     let last = null
     for (let i = 0; ; i++) {
-      const res = await this.client.request('GET', path, { force: true })
+      // mull answers about a job only to the session that started it.
+      const res = await this.client.request('GET', path, { query: session ? { session } : undefined, force: true })
       if (res !== null && res.status !== 200) throw httpError(res, `GET ${path}`)
       if (res !== null) {
         last = res.body ?? {}
@@ -569,6 +589,27 @@ function pending (id, scope) {
     scope,
     refinement_id: String(id),
     summary: `waits for approval as proposal ${id} (harness.require_global_approval): mull proposals show ${id}`,
+    applied: 0,
+    failed: 0,
+    rejected: [],
+    edits: []
+  }
+}
+
+/**
+ * A planning request mull answered 409: a review of the store is queued or
+ * running already (it is unique per store) and is not this request, so
+ * joining it would drop this one's instruction. Nothing was queued.
+ */
+function busy (body, scope) {
+  const jobId = body?.job_id
+  const error = body?.error ? String(body.error) : 'a review of this store is already queued; try again after it'
+  return {
+    status: 'already-queued',
+    ...(jobId !== undefined && jobId !== null ? { job_id: jobId } : {}),
+    scope,
+    refinement_id: 'none',
+    summary: `not queued: ${error}`,
     applied: 0,
     failed: 0,
     rejected: [],

@@ -261,7 +261,10 @@ test('skills: written at session start, updated when the ETag changes, removed w
     { name: 'mull-bar', source: 'harness', id: 'bar', version: 1, markdown: fakeSkillMarkdown('bar', 'mull\'s bar', 'theirs') },
     { name: 'mull-copied', source: 'harness', id: 'copied', version: 2, markdown: fakeSkillMarkdown('copied', 'mull\'s newer', 'theirs', 2) },
     { name: '../escape', source: 'harness', id: 'x', version: 1, markdown: fakeSkillMarkdown('x', 'x', 'x') },
-    { name: 'mull-nomarker', source: 'harness', id: 'nomarker', version: 1, markdown: '---\nname: mull-nomarker\ndescription: d\n---\n\nbody\n' }
+    { name: 'mull-nomarker', source: 'harness', id: 'nomarker', version: 1, markdown: '---\nname: mull-nomarker\ndescription: d\n---\n\nbody\n' },
+    // Not a global skill entry nor a playbook (a session-local one, say): DSH's skills dir is shared by every session.
+    { name: 'mull-mine', source: 'local', id: 'mine', version: 1, markdown: fakeSkillMarkdown('mine', 'only this session', 'x') },
+    { name: 'mull-nosource', id: 'nosource', version: 1, markdown: fakeSkillMarkdown('nosource', 'who knows', 'x') }
   ])
   const { ctx, bridge } = bridgeFor(t, fake, { skillsDir, timeoutMs: 60000 })
   const agent = fakeAgent(fakeSession('session-k1', WS))
@@ -271,10 +274,12 @@ test('skills: written at session start, updated when the ETag changes, removed w
   assert.ok(existsSync(join(skillsDir, 'mull-deploy', MANAGED_FILE)))
   assert.deepEqual(readdirSync(join(skillsDir, 'mull-deploy')).sort(), [MANAGED_FILE, 'SKILL.md'], 'no temporary file left')
   assert.deepEqual(user(), [userFoo, userBar, mine, copied])
-  assert.deepEqual(readdirSync(skillsDir).sort(), ['mull-bar', 'mull-copied', 'mull-deploy', 'mull-foo', 'my-skill'], 'neither ../escape nor a bundle without the marker is written')
+  assert.deepEqual(readdirSync(skillsDir).sort(), ['mull-bar', 'mull-copied', 'mull-deploy', 'mull-foo', 'my-skill'], 'neither ../escape, a bundle without the marker, nor one not harness/playbook is written')
   assert.ok(!existsSync(join(skillsDir, '..', 'escape')))
   const lines = ctx.warnings().map(w => w.msg)
-  assert.equal(lines.length, 5, lines.join('\n'))
+  assert.equal(lines.length, 7, lines.join('\n'))
+  assert.ok(lines.includes('mull plugin: skill "mull-mine" from mull has source "local", not "harness" or "playbook"; not written (the skills dir is shared by every session)'))
+  assert.ok(lines.some(l => l.startsWith('mull plugin: skill "mull-nosource" from mull has source undefined,')))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-foo')} is not mull's`)))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-bar')} is not mull's`)))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-copied')} is not mull's`)))
@@ -283,7 +288,7 @@ test('skills: written at session start, updated when the ETag changes, removed w
   await bridge.harness.refreshSkills('session-k1')
   const skillGets = fake.requests.filter(r => r.path === '/v1/harness/skills')
   assert.ok(skillGets.at(-1).headers['if-none-match'], 'asks with the last ETag')
-  assert.equal(ctx.warnings().length, 5)
+  assert.equal(ctx.warnings().length, 7)
 
   // Updated (a new version): rewritten in place.
   const deploy2 = fakeSkillMarkdown('deploy', 'Deploy the app', '1. Run scripts/ship.sh\n2. Tag the release', 2)
@@ -383,7 +388,9 @@ test('harness_refine plan: posts the plan, follows the job and answers with the 
   const v = await tools(bridge).harness_refine.execute({ mode: 'plan', instruction: '  save the pnpm rule ', global: true }, { agent })
   const post = fake.requests.find(r => r.method === 'POST' && r.path === '/v1/harness/refine')
   assert.deepEqual(post.body, { mode: 'plan', instruction: 'save the pnpm rule', global: true, session: 'session-r1' })
-  assert.equal(fake.requests.filter(r => r.method === 'GET' && r.path === '/v1/harness/refine/1').length, 3, 'polled until the job completed')
+  const polls = fake.requests.filter(r => r.method === 'GET' && r.path === '/v1/harness/refine/1')
+  assert.equal(polls.length, 3, 'polled until the job completed')
+  assert.deepEqual(polls[0].query, { session: 'session-r1' }, 'mull answers about a job only to its session')
   assert.deepEqual(v, {
     status: 'approved',
     job_id: 1,
@@ -404,6 +411,43 @@ test('harness_refine plan: posts the plan, follows the job and answers with the 
   // The session's start reached mull before the refine call (mull serves known sessions only).
   const firstEvents = fake.requests.findIndex(r => r.path === '/v1/events')
   assert.ok(firstEvents >= 0 && firstEvents < fake.requests.indexOf(post))
+})
+
+test('harness_refine plan: a store already under review is a clear "already-queued" result (409, nothing followed); the same refine again is marked duplicate', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx, bridge } = bridgeFor(t, fake, {}, { harnessTiming: { poll: [1] } })
+  const agent = fakeAgent(fakeSession('session-q1', WS))
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+  // An automatic review of this session's store is queued as job 5.
+  fake.harness.jobs.set('5', [{ state: 'completed', review: { outcome: 'declined', rationale: 'nothing new' } }])
+  fake.harness.jobSessions.set('5', 'session-q1')
+  fake.harness.queued.set('session:session-q1', { job: 5, session: 'session-q1', instruction: '' })
+  const refine = tools(bridge).harness_refine
+  const v = await refine.execute({ instruction: 'save the deploy steps as a skill' }, { agent })
+  assert.deepEqual(v, {
+    status: 'already-queued',
+    job_id: 5,
+    scope: 'local',
+    refinement_id: 'none',
+    summary: 'not queued: a review of this store is already queued as job 5; try again after it',
+    applied: 0,
+    failed: 0,
+    rejected: [],
+    edits: []
+  })
+  assert.equal(fake.requests.filter(r => r.path === '/v1/harness/refine/5').length, 0, 'the other job is not followed')
+
+  // The same request as the queued one (no instruction): mull answers that job with duplicate; the result says so.
+  const d = await refine.execute({}, { agent })
+  assert.equal(d.duplicate, true)
+  assert.equal(d.job_id, 5)
+  assert.equal(d.status, 'declined')
+  assert.equal(d.note, 'the same refine was already queued as job 5; this is that job\'s outcome, no second job was queued')
+  // A fresh one: no duplicate field.
+  fake.harness.queued.clear()
+  const f = await refine.execute({}, { agent })
+  assert.equal(f.duplicate, undefined)
+  assert.equal(f.job_id, 1)
 })
 
 test('harness_refine plan: a job that never ends is followed 90 s at most, by the clock, with backoff', async (t) => {
