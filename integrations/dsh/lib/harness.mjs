@@ -1,8 +1,8 @@
 // The refined harness (seed 004), on the DSH side: mull's projection of the
-// session's harness entries as one per-step message, re-sent only when its
-// ETag changes; mull's skill entries (and playbooks) materialized as DSH
-// skill bundles under the skills dir; and the harness_refine and
-// harness_wrapup tools.
+// session's harness entries as ONE message in the session, replaced in
+// place when its ETag changes; mull's global skill entries (and playbooks)
+// materialized as DSH skill bundles under the skills dir; and the
+// harness_refine and harness_wrapup tools.
 //
 // Like the digest and the notices: every fetch runs in the background with
 // If-None-Match and the client's timeout, the step takes what is cached, and
