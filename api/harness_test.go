@@ -325,9 +325,17 @@ func TestHarnessAgentRoutes(t *testing.T) {
 		}
 		expect(t, serve(h.srv, "POST", "/v1/harness/injections", `{"session":"s1","keys":["`+strings.Join(p.Keys, `","`)+`","global:memory:nothing"]}`, tok), http.StatusNoContent, nil)
 
+		// A session-local skill is not served as a bundle: DSH's skills dir
+		// is shared by every session on the machine.
+		var sk0 skillsBody
+		expect(t, serve(h.srv, "GET", "/v1/harness/skills?session=s1", "", tok), http.StatusOK, &sk0)
+		if len(sk0.Skills) != 0 {
+			t.Fatalf("a local skill is served: %+v", sk0)
+		}
+		h.apply(`{"proposal":{"summary":"g","edits":[{"action":"create","kind":"skill","id":"flaky-tests","content":"rerun the failed test once","description":"rerun flaky tests"}]}}`)
 		var sk skillsBody
 		expect(t, serve(h.srv, "GET", "/v1/harness/skills?session=s1", "", tok), http.StatusOK, &sk)
-		if len(sk.Skills) != 1 || sk.Skills[0].Name != "mull-retry-flaky" || sk.Skills[0].Version != 1 || !strings.Contains(sk.Skills[0].Markdown, "rerun the failed test once") {
+		if len(sk.Skills) != 1 || sk.Skills[0].Name != "mull-flaky-tests" || sk.Skills[0].Version != 1 || !strings.Contains(sk.Skills[0].Markdown, "rerun the failed test once") {
 			t.Fatalf("skills: %+v", sk)
 		}
 		expect(t, serve(h.srv, "GET", "/v1/harness/skills?session=s1", "", tok, header("If-None-Match", sk.ETag)), http.StatusNotModified, nil)
@@ -348,11 +356,13 @@ func TestHarnessAgentRoutes(t *testing.T) {
 		expectError(t, serve(h.srv, "POST", "/v1/harness/promote", `{"session":"s1","id":"retry-flaky"}`, tok), http.StatusConflict, "global id conflict")
 		expectError(t, serve(h.srv, "POST", "/v1/harness/promote", `{"session":"s1","id":"nothing"}`, tok), http.StatusNotFound, "local entry not found: nothing")
 
-		// An update of the skill changes the skills' ETag.
+		// An update of the global skill changes the skills' ETag.
 		h.apply(`{"session":"s1","proposal":{"summary":"u","edits":[{"action":"update","kind":"skill","id":"retry-flaky","content":"rerun the failed test twice","reason":"once was not enough"}]}}`)
+		h.apply(`{"proposal":{"summary":"u","edits":[{"action":"update","kind":"skill","id":"flaky-tests","content":"rerun the failed test twice","reason":"once was not enough"}]}}`)
 		var sk2 skillsBody
 		expect(t, serve(h.srv, "GET", "/v1/harness/skills?session=s1", "", tok, header("If-None-Match", sk.ETag)), http.StatusOK, &sk2)
-		if sk2.ETag == sk.ETag || len(sk2.Skills) != 1 || sk2.Skills[0].Version != 2 {
+		// (retry-flaky is global too now: promoted above.)
+		if sk2.ETag == sk.ETag || len(sk2.Skills) != 2 || sk2.Skills[0].Name != "mull-flaky-tests" || sk2.Skills[0].Version != 2 {
 			t.Fatalf("skills after an update: %+v (was %s)", sk2, sk.ETag)
 		}
 

@@ -325,8 +325,10 @@ type Skills struct {
 	Skills []Skill `json:"skills"`
 }
 
-// Skills lists the active skill entries of the session's merged harness
-// and, with harness.playbook_skills, the workspace's playbooks.
+// Skills lists the active GLOBAL skill entries and, with
+// harness.playbook_skills, the workspace's playbooks: DSH's skills dir is
+// shared by every session on the machine, so a session-local skill is not
+// served as a bundle (it stays in that session's projection).
 func (s *Service) Skills(ctx context.Context, session, workspace string) (Skills, error) {
 	return s.skills(ctx, session, workspace)
 }

@@ -693,9 +693,18 @@ func TestSkills(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		// Session-local skills (a new one, and one shadowing the global
+		// fix-tests) are never served: DSH's skills dir is shared by every
+		// session on the machine.
+		mine := plan("l1", create(harness.KindSkill, "mine", "1. only for s1"), create(harness.KindSkill, "fix-tests", "1. s1's own way"))
+		mine.Scope, mine.SessionID = harness.Local("s1"), "s1"
+		apply(t, svc, mine)
 		got, err := svc.Skills(ctx, "s1", "/w")
 		if err != nil {
 			t.Fatal(err)
+		}
+		if md := got.Skills[0].Markdown; !strings.Contains(md, "run go test") || strings.Contains(md, "s1's own way") {
+			t.Errorf("a session-local skill shadowed the global bundle:\n%s", md)
 		}
 		var names []string
 		for _, k := range got.Skills {

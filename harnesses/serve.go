@@ -152,16 +152,20 @@ func (s *Service) wrapup(ctx context.Context, session string) ([]harness.Suggest
 // skills is Skills.
 func (s *Service) skills(ctx context.Context, session, workspace string) (Skills, error) {
 	db := s.store.DB
-	_, _, merged, err := s.merged(ctx, db, session)
+	// GLOBAL skill entries only: DSH reads one skills dir per machine
+	// ($DSH_HOME/skills), shared by every session, so a session-local
+	// skill written there would leak into the other sessions. A local
+	// skill stays in its session's projection (Projection), never a bundle.
+	global, err := s.state(ctx, db, harness.Global)
 	if err != nil {
 		return Skills{}, err
 	}
 	out := []Skill{}
 	names := map[string]bool{}
-	for _, id := range sortedIDs(merged[harness.KindSkill]) {
-		e := merged[harness.KindSkill][id]
-		if e.Archived() || strings.HasPrefix(id, harness.LocalPrefix) {
-			continue // a shadowed global: the session's own is the skill
+	for _, id := range sortedIDs(global[harness.KindSkill]) {
+		e := global[harness.KindSkill][id]
+		if e.Archived() {
+			continue
 		}
 		if !harness.IsKebab(id) {
 			// Validate refuses such a skill id; a store written by hand or an

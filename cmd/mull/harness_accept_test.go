@@ -271,8 +271,9 @@ func harnessTrust(t *testing.T, p *serveProc) {
 		t.Fatalf("fixture: the trust gate does not redact %q: %+v", secret, red)
 	}
 	skillSecret := "1. export GITHUB_TOKEN=" + token + "\n2. run make deploy"
-	ref2 := p.mustApply(t, s, mk("create", "memory", "deploy-token", "content", secret),
-		mk("create", "skill", "deploy-with-token", "content", skillSecret, "description", "deploy with the token"))
+	ref2 := p.mustApply(t, s, mk("create", "memory", "deploy-token", "content", secret))
+	// Global: only global skills are served as bundles (DSH's skills dir is shared by every session).
+	p.mustApply(t, "", mk("create", "skill", "deploy-with-token", "content", skillSecret, "description", "deploy with the token"))
 	if a := ref2.Edits[0].After; a == nil || *a != red.Text {
 		t.Fatalf("the applied edit records %v, want the redacted %q", a, red.Text)
 	}

@@ -83,6 +83,13 @@
 #      archived through the admin API and the next run's plugin removes the
 #      bundle, and its model no longer sees it; a user's own mull-* skill
 #      without mull's files survives both runs untouched; no plugin warning
+#  11b. the harness block replaced, not piled up: a global note seeded; one
+#      session whose bash call updates it through the admin API mid-session;
+#      the log holds the first block (surfaceOp append) and its replacement
+#      (surfaceOp replace of that seq, the seed's projection.ts), the
+#      session's surface ONE <mull-harness> block, the new one, and every
+#      model request of the session (recorded by a proxy in front of the
+#      fake DeepSeek) one block: the old note in the first, the new in the last
 #  12. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #  13. the negative ledger (seed 003), block mode: a new `mull serve` on the
 #      same port and a new data dir, with [ledger] mode = "block",
@@ -229,6 +236,7 @@ marker=zq$RANDOM$RANDOM
 lmarker=zl$RANDOM$RANDOM # the learning loop's: only its failing command carries it
 emarker=ze$RANDOM$RANDOM # the provider error's
 smarker=zs$RANDOM$RANDOM # the harness skill's: only DSH's skill catalog line carries `mull-e2e-<it>` (backquoted)
+hmarker=zh$RANDOM$RANDOM # the harness note's: its first content carries zo-<it>, its update zn-<it>
 cat > "$tmp/fake-deepseek.json" <<EOF
 {"rules": [
   {"marker": "\`mull-e2e-$smarker\`", "response": {"content": "SKILL-SEEN $smarker"}},
@@ -822,6 +830,104 @@ run_dsh harness2 "http://127.0.0.1:$dport/v1" "Which skills can you use here?" |
 ! grep -q '^\[mull\]' "$tmp/harness2.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/harness2.err")"
 [ "$(cat "$skills/mull-users-own/SKILL.md")" = "$users_own" ] || fail "the user's mull-users-own was touched"
 took "$hname materialized, in the catalog and seen by the model; archived: removed; the user's mull-users-own untouched"
+
+# ---------------------------------------------------------------- 11b. harness block replaced
+# A global note seeded in mull; one DSH session whose first tool call
+# updates it through the admin API and whose second waits while the
+# plugin's background fetch brings the new projection. The next step
+# replaces the session's <mull-harness> block in place (surfaceOp replace,
+# the seed's projection.ts) instead of appending a second one: the log
+# holds the replacement, the session's surface ONE block, the new one, and
+# the model requests (recorded by a small proxy in front of the fake
+# DeepSeek, which answers [call:...] prompts before its rules) carry one
+# block each: the old note in the first, the new one in the last. Its own
+# workspace: the memory of step 3 is in $ws's digest.
+step "the refined harness: an entry updated mid-session replaces the <mull-harness> block in place"
+hnote=e2e-note-$hmarker
+cat > "$tmp/harness-note.json" <<EOF
+{"proposal": {"id": "e2e-note", "summary": "seed a note", "edits": [
+  {"action": "create", "kind": "memory", "id": "$hnote", "content": "Old note zo-$hmarker for the e2e", "reason": "the e2e seeds it", "blast_radius": "project"}]}}
+EOF
+cat > "$tmp/harness-note2.json" <<EOF
+{"proposal": {"id": "e2e-note2", "summary": "update the note", "edits": [
+  {"action": "update", "kind": "memory", "id": "$hnote", "content": "New note zn-$hmarker for the e2e", "reason": "the e2e updates it"}]}}
+EOF
+code=$(curl -sS -o "$tmp/harness-note.out" -w '%{http_code}' -X POST "$murl/v1/admin/harness/apply" -H 'content-type: application/json' \
+  --data-binary "@$tmp/harness-note.json") || code=000
+[ "$code" = 200 ] && grep -q '"applied": *true' "$tmp/harness-note.out" || fail "seeding the note answered $code: $(cat "$tmp/harness-note.out" 2>/dev/null)"
+# The recording proxy: every chat request's body, one line each, then forwarded.
+pport=$(free_port)
+cat > "$tmp/record-proxy.cjs" <<'EOF'
+const http = require('node:http'), fs = require('node:fs')
+const [port, target, out] = process.argv.slice(2)
+http.createServer((req, res) => {
+  const chunks = []
+  req.on('data', c => chunks.push(c))
+  req.on('end', () => {
+    const body = Buffer.concat(chunks)
+    if (req.url.endsWith('/chat/completions')) fs.appendFileSync(out, JSON.stringify(JSON.parse(body.toString('utf8'))) + '\n')
+    const up = http.request({ host: '127.0.0.1', port: Number(target), path: req.url, method: req.method, headers: req.headers }, r => { res.writeHead(r.statusCode, r.headers); r.pipe(res) })
+    up.on('error', err => { res.writeHead(502); res.end(String(err)) })
+    up.end(body)
+  })
+}).listen(Number(port), '127.0.0.1')
+EOF
+"$node" "$tmp/record-proxy.cjs" "$pport" "$dport" "$tmp/harness3-requests.jsonl" > "$tmp/record-proxy.log" 2>&1 &
+proxy_pid=$!
+pids+=("$proxy_pid")
+wait_http "http://127.0.0.1:$pport/v1/models" 30 || fail "the recording proxy did not start: $(cat "$tmp/record-proxy.log")"
+mkdir -p "$tmp/ws-harness"
+ws_main=$ws
+ws=$(cd "$tmp/ws-harness" && pwd -P)
+run_dsh harness3 "http://127.0.0.1:$pport/v1" "Update the note, then wait. \
+[call:bash {\"command\":\"curl -sS -o /dev/null -X POST $murl/v1/admin/harness/apply -H 'content-type: application/json' --data-binary @$tmp/harness-note2.json\",\"description\":\"Update the note\"}] then \
+[call:bash {\"command\":\"sleep 3\",\"description\":\"Wait for the harness\"}]" || fail "DSH exited non-zero in the harness update run"
+ws=$ws_main
+kill "$proxy_pid"; wait "$proxy_pid" 2>/dev/null || true
+! grep -q '^\[mull\]' "$tmp/harness3.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/harness3.err")"
+hlog3=$(find "$DSH_HOME/sessions" -path '*ws-harness*' -name 'session.jsonl*' | head -n 1)
+[ -n "$hlog3" ] || fail "the harness update run wrote no session log"
+"$node" - "$hlog3" "$hmarker" "$tmp/harness3-requests.jsonl" > "$tmp/harness3-log.txt" <<'EOF' || fail "the harness update run's session log: $(cat "$tmp/harness3-log.txt")"
+const [file, m, requests] = process.argv.slice(2)
+const rows = require(process.env.DSHLOG_JS).rows(file).filter(r => Number.isInteger(r.seq))
+const text = r => (r.data?.content ?? []).filter(b => b.type === 'text').map(b => b.text).join('\n')
+const isBlock = r => r.type === 'user/message' && r.data.source?.kind === 'plugin' && text(r).startsWith('<mull-harness')
+const blocks = rows.filter(isBlock)
+const fail = msg => { console.log(`${msg}\nblocks: ${JSON.stringify(blocks.map(b => ({ seq: b.seq, surfaceOp: b.surfaceOp, sourceEventSeqs: b.sourceEventSeqs, head: text(b).slice(0, 80) })))}`); process.exit(1) }
+if (blocks.length !== 2) fail(`want 2 <mull-harness> messages in the log (the first and its replacement), got ${blocks.length}`)
+const [first, second] = blocks
+if (first.surfaceOp !== 'append' || !text(first).includes(`zo-${m}`)) fail('the first block is not an appended one with the old note')
+const op = second.surfaceOp
+if (op?.op !== 'replace' || op.start !== first.seq || op.end !== first.seq || JSON.stringify(second.sourceEventSeqs) !== JSON.stringify([first.seq])) fail('the second block does not replace the first in place')
+if (!text(second).includes(`zn-${m}`) || text(second).includes(`zo-${m}`)) fail('the replacement does not carry (only) the new note')
+// The surface, folded as DSH does (append pushes, replace splices): what the model request is derived from.
+const nodes = []
+for (const r of rows) {
+  if (r.surfaceOp === 'append') nodes.push(r.seq)
+  else if (r.surfaceOp?.op === 'replace') { const a = nodes.indexOf(r.surfaceOp.start), b = nodes.indexOf(r.surfaceOp.end); nodes.splice(a, b - a + 1, r.seq) }
+}
+const bySeq = new Map(rows.map(r => [r.seq, r]))
+const seen = nodes.map(n => bySeq.get(n)).filter(r => r && isBlock(r))
+if (seen.length !== 1 || seen[0].seq !== second.seq) fail(`the surface holds ${seen.length} <mull-harness> blocks (seqs ${seen.map(r => r.seq)}), want exactly the replacement`)
+console.log(`block seq ${first.seq} replaced in place by seq ${second.seq}; the surface holds one block: ${text(second).split('\n')[0]}`)
+// The model requests of the session's steps (they offer tools; the title request does not).
+const content = c => typeof c === 'string' ? c : (c ?? []).map(p => p.text ?? '').join('')
+const steps = require('node:fs').readFileSync(requests, 'utf8').split('\n').filter(Boolean).map(l => JSON.parse(l))
+  .filter(r => (r.tools ?? []).length > 0 && r.messages.some(x => content(x.content).includes('Update the note, then wait.')))
+if (steps.length < 2) fail(`want the model requests of at least two steps, got ${steps.length}`)
+for (const [i, r] of steps.entries()) {
+  const all = r.messages.map(x => content(x.content)).join('\n')
+  const n = all.split('<mull-harness etag=').length - 1
+  if (n !== 1) fail(`model request ${i + 1} of ${steps.length} carries ${n} <mull-harness> blocks, want ONE`)
+}
+const has = (r, s) => r.messages.some(x => content(x.content).includes(s))
+if (!has(steps[0], `zo-${m}`)) fail('the first model request lacks the old note')
+const lastReq = steps.at(-1)
+if (!has(lastReq, `zn-${m}`) || has(lastReq, `zo-${m}`)) fail('the last model request does not carry (only) the new note')
+console.log(`${steps.length} model requests, each with ONE <mull-harness> block; the last one the updated note`)
+EOF
+sed 's/^/   /' "$tmp/harness3-log.txt"
+took "one <mull-harness> block in the session's surface and in every model request, the updated one in the last"
 
 # ---------------------------------------------------------------- 12. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"

@@ -288,8 +288,10 @@ export class Bridge {
   /**
    * agent/pre-step (waterfall). Lets the rest of the chain decide first,
    * then appends one plugin message with the notices fetched since the last
-   * step and, when its ETag changed, one with mull's harness projection,
-   * and starts the next fetches in the background. Never awaits mull but
+   * step and, when its ETag changed, mull's harness projection: a first
+   * block appended to the step's messages, a later one replacing the
+   * session's visible block in place (lib/harness.mjs take), and starts
+   * the next fetches in the background. Never awaits mull but
    * once: a session's first step waits for its first harness fetch, at
    * most timeoutMs, before the chain runs, so mull's skills are on disk
    * when DSH lists its skill catalog (later in this same chain).
@@ -310,7 +312,7 @@ export class Bridge {
         if (ready.length > 0) extra.push(noticeMessage(ready, this.pluginName))
       }
       if (this.harness) {
-        const m = open ? this.harness.take(s.id) : null
+        const m = open ? this.harness.take(s.id, payload.agent, decision.messages.length + extra.length) : null
         this.harness.refreshProjection(s.id)
         if (m) extra.push(m)
       }

@@ -1,8 +1,8 @@
 // The refined harness (seed 004), on the DSH side: mull's projection of the
-// session's harness entries as one per-step message, re-sent only when its
-// ETag changes; mull's skill entries (and playbooks) materialized as DSH
-// skill bundles under the skills dir; and the harness_refine and
-// harness_wrapup tools.
+// session's harness entries as ONE message in the session, replaced in
+// place when its ETag changes; mull's global skill entries (and playbooks)
+// materialized as DSH skill bundles under the skills dir; and the
+// harness_refine and harness_wrapup tools.
 //
 // Like the digest and the notices: every fetch runs in the background with
 // If-None-Match and the client's timeout, the step takes what is cached, and
@@ -173,25 +173,76 @@ export class Harness {
   }
 
   /**
-   * The projection's message for this step, when its ETag changed since the
-   * last one shown and its text is not empty; else null. As the seed, an
-   * overview of no entry is not shown until one has been (then it is, so
-   * the names shown before are retired). Counts the shown keys in mull
-   * (POST /v1/harness/injections) in the background. Synchronous.
+   * The projection for this step, when its ETag differs from the block the
+   * session shows (seed 004 projection.ts): one <mull-harness> block is
+   * kept in the model's context, never a pile of them.
+   *
+   * With DSH's session surface (agent.session: events, surface.nodes and
+   * append with surfaceOp replace; DSH 0.1.0-rc.8 has them) the last
+   * visible block is found in the session log: the same ETag shows already
+   * (this process injected it, or a resumed session's earlier process did)
+   * and nothing is sent; another ETag is replaced in place right here
+   * (session.append of a user/message with surfaceOp replace of its seq)
+   * and null returned; no visible block (none yet, or a compaction dropped
+   * it) makes the message to append at the tail of the step's messages,
+   * returned. Without that API (an older DSH) each change is appended,
+   * as before, and one line says so.
+   *
+   * As the seed, an overview of no entry is not shown while nothing is
+   * visible (then it is, so the names shown before are retired), and a
+   * first block is not added to a step with no message of its own (that
+   * would make DSH run a step it was about to skip). Counts the shown keys
+   * in mull (POST /v1/harness/injections) in the background. Synchronous.
+   * @param {string} session
+   * @param {object} [agent] - DSH's agent (its session is read and replaced into)
+   * @param {number} [pending] - how many messages the step carries already
    */
-  take (session) {
+  take (session, agent, pending = 1) {
     const s = this.sessions.get(session)
     const p = s?.projection
-    if (!p || !p.etag || p.etag === s.shown) return null
-    if (p.count === 0 && !s.shown) return null
-    s.shown = p.etag
-    if (!p.text) return null
-    if (p.keys.length > 0) {
-      this.client.request('POST', '/v1/harness/injections', { body: { session, keys: p.keys } }).then(res => {
-        if (res && res.status >= 300) this.warnOnce(`injections:${res.status}`, `mull answered HTTP ${res.status} to POST /v1/harness/injections; the wrap-up's counts may be low`)
-      }, () => {})
+    if (!p || !p.etag) return null
+    const log = surfaceOf(agent?.session)
+    let replaceSeq
+    if (log) {
+      const block = visibleBlock(log, this.pluginName)
+      if (block && block.etag === etagAttr(p.etag)) {
+        s.shown = p.etag
+        return null
+      }
+      if (block) replaceSeq = block.seq
+      else if (p.count === 0) return null
+    } else {
+      if (p.etag === s.shown) return null
+      if (p.count === 0 && !s.shown) return null
     }
-    return harnessMessage(p.text, p.etag, this.pluginName)
+    if (!p.text) {
+      s.shown = p.etag
+      return null
+    }
+    const m = harnessMessage(p.text, p.etag, this.pluginName)
+    if (replaceSeq !== undefined) {
+      try {
+        log.append('user/message', m, { surfaceOp: { op: 'replace', start: replaceSeq, end: replaceSeq }, sourceEventSeqs: [replaceSeq] })
+        s.shown = p.etag
+        this.countInjections(session, p.keys)
+        return null
+      } catch (err) {
+        this.warnOnce('harness-replace', `mull plugin: DSH refused to replace the harness block in place (${err?.message ?? err}); each change is appended instead`)
+      }
+    } else if (!log && s.shown) {
+      this.warnOnce('harness-surface', 'mull plugin: this DSH has no session surface to replace the harness block in place (session.append with surfaceOp replace); each change is appended as a new block')
+    }
+    if (pending === 0) return null
+    s.shown = p.etag
+    this.countInjections(session, p.keys)
+    return m
+  }
+
+  countInjections (session, keys) {
+    if (keys.length === 0) return
+    this.client.request('POST', '/v1/harness/injections', { body: { session, keys } }).then(res => {
+      if (res && res.status >= 300) this.warnOnce(`injections:${res.status}`, `mull answered HTTP ${res.status} to POST /v1/harness/injections; the wrap-up's counts may be low`)
+    }, () => {})
   }
 
   refreshSkills (session) {
@@ -215,6 +266,13 @@ export class Harness {
     }
     const list = []
     for (const k of b.skills) {
+      // DSH's skills dir is shared by every session on the machine: only
+      // global skill entries and playbooks belong there (mull serves no
+      // other; a session-local skill stays in that session's projection).
+      if (k?.source !== 'harness' && k?.source !== 'playbook') {
+        this.warnOnce(`skill-source:${k?.name}`, `mull plugin: skill ${JSON.stringify(k?.name)} from mull has source ${JSON.stringify(k?.source)}, not "harness" or "playbook"; not written (the skills dir is shared by every session)`)
+        continue
+      }
       if (!SKILL_NAME_RE.test(k?.name ?? '') || typeof k.markdown !== 'string' || !hasMullMarker(k.markdown)) {
         this.warnOnce(`skill-bad:${k?.name}`, `mull plugin: skill ${JSON.stringify(k?.name)} from mull is not a mull-<id> bundle with mull's marker; not written`)
         continue
@@ -332,10 +390,22 @@ export class Harness {
           if (res.status !== 200) throw httpError(res, 'POST /v1/harness/refine')
           return summarize('applied', res.body?.refinement, { scope: body.scope })
         }
+        const scope = body.global ? 'global' : 'local'
+        // Another review of this store is queued or running (the job is
+        // unique per store): mull refuses to fold this request into it.
+        if (res.status === 409) return busy(res.body, scope)
         if (res.status !== 202 && res.status !== 200) throw httpError(res, 'POST /v1/harness/refine')
         const jobId = res.body?.job_id
         if (jobId === undefined || jobId === null || jobId === '') throw new Error('mull accepted the refinement but named no job_id')
-        return self.follow(jobId, res.body?.scope, exec?.signal)
+        const out = await self.follow(jobId, res.body?.scope, exec?.signal, body.session)
+        if (res.body?.duplicate !== true) return out
+        // The same refine (this session, this instruction) was queued
+        // already: this is that job's outcome, not a new one's.
+        return {
+          ...out,
+          duplicate: true,
+          note: `the same refine was already queued as job ${jobId}; this is that job's outcome, no second job was queued`
+        }
       }
     }
 
@@ -383,12 +453,13 @@ export class Harness {
    * fails towards a retry, or followMs passes: polls with backoff on the
    * clock. Resolves to the tool's result.
    */
-  async follow (jobId, scope, signal) {
+  async follow (jobId, scope, signal, session) {
     const start = this.clock.now()
     const path = `/v1/harness/refine/${encodeURIComponent(String(jobId))}`
     let last = null
     for (let i = 0; ; i++) {
-      const res = await this.client.request('GET', path, { force: true })
+      // mull answers about a job only to the session that started it.
+      const res = await this.client.request('GET', path, { query: session ? { session } : undefined, force: true })
       if (res !== null && res.status !== 200) throw httpError(res, `GET ${path}`)
       if (res !== null) {
         last = res.body ?? {}
@@ -408,6 +479,45 @@ export class Harness {
     this.warned.add(key)
     this.log('warn', msg)
   }
+}
+
+/** The ETag as harnessMessage writes it into the block's attribute. */
+function etagAttr (etag) {
+  return String(etag).replace(/["<>&]/g, '')
+}
+
+const BLOCK_RE = /^<mull-harness etag="([^"]*)">\n/
+
+/**
+ * A DSH session with the surface the harness block is replaced through
+ * (events, surface.nodes, append), or null (an older DSH, a test's bare one).
+ */
+function surfaceOf (session) {
+  try {
+    if (!session || typeof session.append !== 'function' || !Array.isArray(session.events)) return null
+    return Array.isArray(session.surface?.nodes) ? session : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The last harness block of this plugin still on the session's surface
+ * (a block a replace or a compaction shadowed does not count), as {seq,
+ * etag}, or undefined (the seed's findHarnessStateSeq).
+ */
+function visibleBlock (session, pluginName) {
+  const surface = new Set(session.surface.nodes)
+  const events = session.events
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i]
+    if (e?.type !== 'user/message' || !surface.has(e.seq)) continue
+    const src = e.data?.source
+    if (src?.kind !== 'plugin' || src.plugin !== pluginName) continue
+    const m = BLOCK_RE.exec(e.data?.content?.[0]?.text ?? '')
+    if (m) return { seq: e.seq, etag: m[1] }
+  }
+  return undefined
 }
 
 /**
@@ -479,6 +589,27 @@ function pending (id, scope) {
     scope,
     refinement_id: String(id),
     summary: `waits for approval as proposal ${id} (harness.require_global_approval): mull proposals show ${id}`,
+    applied: 0,
+    failed: 0,
+    rejected: [],
+    edits: []
+  }
+}
+
+/**
+ * A planning request mull answered 409: a review of the store is queued or
+ * running already (it is unique per store) and is not this request, so
+ * joining it would drop this one's instruction. Nothing was queued.
+ */
+function busy (body, scope) {
+  const jobId = body?.job_id
+  const error = body?.error ? String(body.error) : 'a review of this store is already queued; try again after it'
+  return {
+    status: 'already-queued',
+    ...(jobId !== undefined && jobId !== null ? { job_id: jobId } : {}),
+    scope,
+    refinement_id: 'none',
+    summary: `not queued: ${error}`,
     applied: 0,
     failed: 0,
     rejected: [],

@@ -14,7 +14,7 @@ import { normalizeConfig } from '../lib/config.mjs'
 import { Harness, MANAGED_FILE, REFINE_FOLLOW_MS, defaultSkillsDir, harnessMessage, hasMullMarker } from '../lib/harness.mjs'
 import { MullClient } from '../lib/client.mjs'
 import { FakeMull, fakeSkillMarkdown } from '../testkit/fake-mull.mjs'
-import { FakeCtx, fakeAgent, fakeSession, preStep, until } from '../testkit/helpers.mjs'
+import { FakeCtx, dshSession, fakeAgent, fakeSession, preStep, until } from '../testkit/helpers.mjs'
 import { TestClock } from '../testkit/clock.mjs'
 
 const WS = '/home/dev/app'
@@ -54,9 +54,21 @@ async function refetch (bridge, session) {
 
 const harnessMessages = decision => decision.messages.filter(m => m.content?.[0]?.text?.startsWith('<mull-harness'))
 
+/** A step as DSH's agent loop runs it: the pre-step chain, then its messages appended to the session log. */
+async function liveStep (ctx, agent, messages = [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }]) {
+  const d = await step(ctx, agent, messages)
+  if (d.kind === 'enter') for (const m of d.messages) agent.session.append('user/message', m, { surfaceOp: 'append' })
+  return d
+}
+
+/** The harness blocks a session's next model request carries. */
+const blocksSeen = session => session.messages().filter(m => m.content?.[0]?.text?.startsWith('<mull-harness'))
+/** The harness user/message events of a session log. */
+const blockEvents = session => session.events.filter(e => e.type === 'user/message' && e.data.content?.[0]?.text?.startsWith('<mull-harness'))
+
 const PROJECTION = '# Continual Harness State\n## memory (1)\n- pnpm v1: Always use pnpm, never npm.'
 
-test('projection: one message when the ETag changes, none while it stays; the shown keys are counted', async (t) => {
+test('projection on an older DSH without the session surface: a message per ETag change, none while it stays, one line logged; the shown keys are counted', async (t) => {
   const fake = await startedFake(t)
   fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
   // timeoutMs bounds the first step's wait: long, so a loaded machine cannot make it pass first.
@@ -109,7 +121,87 @@ test('projection: one message when the ETag changes, none while it stays; the sh
   await refetch(bridge, 'session-h1')
   assert.deepEqual(harnessMessages(await step(ctx, agent)), [])
   assert.equal(fake.harness.injections.length, 2, 'no keys, no count')
+  assert.deepEqual(ctx.warnings().map(w => w.msg), ['mull plugin: this DSH has no session surface to replace the harness block in place (session.append with surfaceOp replace); each change is appended as a new block'])
+})
+
+test('projection with DSH\'s session surface: the first block appended, a change replaces it in place, the model request carries one', async (t) => {
+  const fake = await startedFake(t)
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
+  const { ctx, bridge } = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const session = dshSession('session-r1', WS)
+  const agent = fakeAgent(session)
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+
+  const d1 = await liveStep(ctx, agent)
+  assert.equal(harnessMessages(d1).length, 1, 'the first block rides the step\'s messages')
+  assert.equal(d1.messages.length, 2)
+  const [first] = blockEvents(session)
+  assert.deepEqual(blocksSeen(session).map(m => m.content[0].text), [first.data.content[0].text])
+  for (let i = 0; i < 3; i++) assert.deepEqual(harnessMessages(await liveStep(ctx, agent)), [])
+  assert.equal(blockEvents(session).length, 1, 'an unchanged ETag adds nothing')
+
+  // A change: replaced in place (the seed's surfaceOp), not appended.
+  fake.harness.projections.set('', { text: PROJECTION + '\n## skill (1)\n- deploy v1: Deploy with the script.', keys: ['global:memory:pnpm', 'global:skill:deploy'] })
+  await refetch(bridge, 'session-r1')
+  const before = session.surface.nodes.indexOf(first.seq)
+  const d2 = await liveStep(ctx, agent)
+  assert.deepEqual(harnessMessages(d2), [], 'the replacement is in the log already, not in the step\'s messages')
+  const events = blockEvents(session)
+  assert.equal(events.length, 2)
+  assert.deepEqual(events[1].surfaceOp, { op: 'replace', start: first.seq, end: first.seq })
+  assert.deepEqual(events[1].sourceEventSeqs, [first.seq])
+  assert.equal(session.surface.nodes.indexOf(events[1].seq), before, 'the block keeps its place')
+  const seen = blocksSeen(session)
+  assert.equal(seen.length, 1, 'ONE block in the model request')
+  assert.match(seen[0].content[0].text, /- deploy v1: Deploy with the script\.\n<\/mull-harness>$/)
+  assert.deepEqual(seen[0].source, { kind: 'plugin', plugin: 'mull', form: 'recall' })
+  await until(() => fake.harness.injections.length === 2, 'the replacement is counted')
+
+  // A replace needs no message of the step's own; a first block does.
+  fake.harness.projections.set('', { text: PROJECTION + '\n- third', keys: ['global:memory:pnpm'] })
+  await refetch(bridge, 'session-r1')
+  assert.deepEqual(harnessMessages(await liveStep(ctx, agent, [])), [])
+  assert.equal(blocksSeen(session).length, 1)
+  assert.match(blocksSeen(session)[0].content[0].text, /- third\n<\/mull-harness>$/)
   assert.deepEqual(ctx.warnings(), [])
+})
+
+test('projection with DSH\'s session surface: a resumed session finds its block, a compacted one gets a new one', async (t) => {
+  const fake = await startedFake(t)
+  fake.harness.projections.set('', { text: PROJECTION, keys: ['global:memory:pnpm'] })
+  // The first process: shows the block, then exits.
+  const one = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const first = dshSession('session-r2', WS)
+  one.ctx.emit('agent/session-start', { agent: fakeAgent(first), source: 'startup' })
+  assert.equal(harnessMessages(await liveStep(one.ctx, fakeAgent(first))).length, 1)
+  await until(() => fake.harness.injections.length === 1, 'counted')
+
+  // A new process resumes the session (DSH replays its log): the same ETag is not injected again.
+  const two = bridgeFor(t, fake, { timeoutMs: 60000 })
+  const resumed = dshSession('session-r2', WS, first.events)
+  const agent = fakeAgent(resumed)
+  two.ctx.emit('agent/session-start', { agent, source: 'resume' })
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [])
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.equal(blockEvents(resumed).length, 1, 'no duplicate block')
+
+  // Its ETag changed while the session was away: the resumed block is replaced.
+  fake.harness.projections.set('', { text: PROJECTION + '\n- new since', keys: ['global:memory:pnpm'] })
+  await refetch(two.bridge, 'session-r2')
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [])
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.match(blocksSeen(resumed)[0].content[0].text, /- new since\n<\/mull-harness>$/)
+
+  // A compaction shadows the block: the same ETag is injected again, at the tail.
+  const nodes = resumed.surface.nodes
+  resumed.compact(nodes[0], nodes.at(-1))
+  assert.equal(blocksSeen(resumed).length, 0)
+  const again = harnessMessages(await liveStep(two.ctx, agent))
+  assert.equal(again.length, 1)
+  assert.match(again[0].content[0].text, /- new since\n<\/mull-harness>$/)
+  assert.equal(blocksSeen(resumed).length, 1)
+  assert.deepEqual(harnessMessages(await liveStep(two.ctx, agent)), [], 'then shown, not again')
+  assert.deepEqual([...one.ctx.warnings(), ...two.ctx.warnings()], [])
 })
 
 test('projection: a session whose harness has no entry yet gets no message until one appears', async (t) => {
@@ -169,7 +261,10 @@ test('skills: written at session start, updated when the ETag changes, removed w
     { name: 'mull-bar', source: 'harness', id: 'bar', version: 1, markdown: fakeSkillMarkdown('bar', 'mull\'s bar', 'theirs') },
     { name: 'mull-copied', source: 'harness', id: 'copied', version: 2, markdown: fakeSkillMarkdown('copied', 'mull\'s newer', 'theirs', 2) },
     { name: '../escape', source: 'harness', id: 'x', version: 1, markdown: fakeSkillMarkdown('x', 'x', 'x') },
-    { name: 'mull-nomarker', source: 'harness', id: 'nomarker', version: 1, markdown: '---\nname: mull-nomarker\ndescription: d\n---\n\nbody\n' }
+    { name: 'mull-nomarker', source: 'harness', id: 'nomarker', version: 1, markdown: '---\nname: mull-nomarker\ndescription: d\n---\n\nbody\n' },
+    // Not a global skill entry nor a playbook (a session-local one, say): DSH's skills dir is shared by every session.
+    { name: 'mull-mine', source: 'local', id: 'mine', version: 1, markdown: fakeSkillMarkdown('mine', 'only this session', 'x') },
+    { name: 'mull-nosource', id: 'nosource', version: 1, markdown: fakeSkillMarkdown('nosource', 'who knows', 'x') }
   ])
   const { ctx, bridge } = bridgeFor(t, fake, { skillsDir, timeoutMs: 60000 })
   const agent = fakeAgent(fakeSession('session-k1', WS))
@@ -179,10 +274,12 @@ test('skills: written at session start, updated when the ETag changes, removed w
   assert.ok(existsSync(join(skillsDir, 'mull-deploy', MANAGED_FILE)))
   assert.deepEqual(readdirSync(join(skillsDir, 'mull-deploy')).sort(), [MANAGED_FILE, 'SKILL.md'], 'no temporary file left')
   assert.deepEqual(user(), [userFoo, userBar, mine, copied])
-  assert.deepEqual(readdirSync(skillsDir).sort(), ['mull-bar', 'mull-copied', 'mull-deploy', 'mull-foo', 'my-skill'], 'neither ../escape nor a bundle without the marker is written')
+  assert.deepEqual(readdirSync(skillsDir).sort(), ['mull-bar', 'mull-copied', 'mull-deploy', 'mull-foo', 'my-skill'], 'neither ../escape, a bundle without the marker, nor one not harness/playbook is written')
   assert.ok(!existsSync(join(skillsDir, '..', 'escape')))
   const lines = ctx.warnings().map(w => w.msg)
-  assert.equal(lines.length, 5, lines.join('\n'))
+  assert.equal(lines.length, 7, lines.join('\n'))
+  assert.ok(lines.includes('mull plugin: skill "mull-mine" from mull has source "local", not "harness" or "playbook"; not written (the skills dir is shared by every session)'))
+  assert.ok(lines.some(l => l.startsWith('mull plugin: skill "mull-nosource" from mull has source undefined,')))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-foo')} is not mull's`)))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-bar')} is not mull's`)))
   assert.ok(lines.some(l => l.includes(`${join(skillsDir, 'mull-copied')} is not mull's`)))
@@ -191,7 +288,7 @@ test('skills: written at session start, updated when the ETag changes, removed w
   await bridge.harness.refreshSkills('session-k1')
   const skillGets = fake.requests.filter(r => r.path === '/v1/harness/skills')
   assert.ok(skillGets.at(-1).headers['if-none-match'], 'asks with the last ETag')
-  assert.equal(ctx.warnings().length, 5)
+  assert.equal(ctx.warnings().length, 7)
 
   // Updated (a new version): rewritten in place.
   const deploy2 = fakeSkillMarkdown('deploy', 'Deploy the app', '1. Run scripts/ship.sh\n2. Tag the release', 2)
@@ -291,7 +388,9 @@ test('harness_refine plan: posts the plan, follows the job and answers with the 
   const v = await tools(bridge).harness_refine.execute({ mode: 'plan', instruction: '  save the pnpm rule ', global: true }, { agent })
   const post = fake.requests.find(r => r.method === 'POST' && r.path === '/v1/harness/refine')
   assert.deepEqual(post.body, { mode: 'plan', instruction: 'save the pnpm rule', global: true, session: 'session-r1' })
-  assert.equal(fake.requests.filter(r => r.method === 'GET' && r.path === '/v1/harness/refine/1').length, 3, 'polled until the job completed')
+  const polls = fake.requests.filter(r => r.method === 'GET' && r.path === '/v1/harness/refine/1')
+  assert.equal(polls.length, 3, 'polled until the job completed')
+  assert.deepEqual(polls[0].query, { session: 'session-r1' }, 'mull answers about a job only to its session')
   assert.deepEqual(v, {
     status: 'approved',
     job_id: 1,
@@ -312,6 +411,43 @@ test('harness_refine plan: posts the plan, follows the job and answers with the 
   // The session's start reached mull before the refine call (mull serves known sessions only).
   const firstEvents = fake.requests.findIndex(r => r.path === '/v1/events')
   assert.ok(firstEvents >= 0 && firstEvents < fake.requests.indexOf(post))
+})
+
+test('harness_refine plan: a store already under review is a clear "already-queued" result (409, nothing followed); the same refine again is marked duplicate', async (t) => {
+  const fake = await startedFake(t)
+  const { ctx, bridge } = bridgeFor(t, fake, {}, { harnessTiming: { poll: [1] } })
+  const agent = fakeAgent(fakeSession('session-q1', WS))
+  ctx.emit('agent/session-start', { agent, source: 'startup' })
+  // An automatic review of this session's store is queued as job 5.
+  fake.harness.jobs.set('5', [{ state: 'completed', review: { outcome: 'declined', rationale: 'nothing new' } }])
+  fake.harness.jobSessions.set('5', 'session-q1')
+  fake.harness.queued.set('session:session-q1', { job: 5, session: 'session-q1', instruction: '' })
+  const refine = tools(bridge).harness_refine
+  const v = await refine.execute({ instruction: 'save the deploy steps as a skill' }, { agent })
+  assert.deepEqual(v, {
+    status: 'already-queued',
+    job_id: 5,
+    scope: 'local',
+    refinement_id: 'none',
+    summary: 'not queued: a review of this store is already queued as job 5; try again after it',
+    applied: 0,
+    failed: 0,
+    rejected: [],
+    edits: []
+  })
+  assert.equal(fake.requests.filter(r => r.path === '/v1/harness/refine/5').length, 0, 'the other job is not followed')
+
+  // The same request as the queued one (no instruction): mull answers that job with duplicate; the result says so.
+  const d = await refine.execute({}, { agent })
+  assert.equal(d.duplicate, true)
+  assert.equal(d.job_id, 5)
+  assert.equal(d.status, 'declined')
+  assert.equal(d.note, 'the same refine was already queued as job 5; this is that job\'s outcome, no second job was queued')
+  // A fresh one: no duplicate field.
+  fake.harness.queued.clear()
+  const f = await refine.execute({}, { agent })
+  assert.equal(f.duplicate, undefined)
+  assert.equal(f.job_id, 1)
 })
 
 test('harness_refine plan: a job that never ends is followed 90 s at most, by the clock, with backoff', async (t) => {

@@ -563,6 +563,15 @@ export class FakeHarness {
     this.nextJob = 1
     /** job id → its answers to GET /v1/harness/refine/{id}, in turn (the last repeats). */
     this.jobs = new Map()
+    /** job id → the session that started it: mull answers about a job only to it. */
+    this.jobSessions = new Map()
+    /**
+     * The plan job of each store (scope key) still queued: a refine is unique
+     * per store, so another plan answers 409 (a different request) or 202
+     * with duplicate (the same session and instruction), as mull does.
+     * Tests set it: scope key ('global' or 'session:<id>') → {job, session, instruction}.
+     */
+    this.queued = new Map()
     /** What a new plan job answers, in turn (copied per job). */
     this.jobScript = [{ state: 'running' }, { state: 'completed', review: { outcome: 'assessed', rationale: 'nothing to refine' } }]
     /** Refinements a rollback may name: id → {refinement, scope}. */
@@ -593,8 +602,10 @@ export class FakeHarness {
     }
     const job = method === 'GET' && /^\/v1\/harness\/refine\/([^/]+)$/.exec(path)
     if (job) {
+      const bad = need(q.session)
+      if (bad) return bad
       const list = this.jobs.get(job[1])
-      if (!list) return [404, { error: `no refine job ${job[1]}` }]
+      if (!list || this.jobSessions.get(job[1]) !== q.session) return [404, { error: `no refine job ${job[1]}` }]
       const a = list.length > 1 ? list.shift() : list[0]
       return [200, { job_id: Number(job[1]), errors: [], ...a }]
     }
@@ -622,9 +633,16 @@ export class FakeHarness {
         if (bad) return Array.isArray(bad) ? bad : [400, bad]
         if (body.global !== undefined && typeof body.global !== 'boolean') return [400, { error: 'global: want a boolean', field: 'global' }]
         if (body.mode === 'plan') {
+          const scope = body.global ? 'global' : 'local'
+          const held = this.queued.get(body.global ? 'global' : `session:${body.session}`)
+          if (held && (held.session !== body.session || (held.instruction ?? '') !== (body.instruction ?? ''))) {
+            return [409, { error: `a review of this store is already queued as job ${held.job}; try again after it`, job_id: held.job }]
+          }
+          if (held) return [202, { job_id: held.job, state: 'available', scope, duplicate: true }]
           const id = String(this.nextJob++)
           this.jobs.set(id, this.jobScript.map(a => structuredClone(a)))
-          return [202, { job_id: Number(id), state: 'available', scope: body.global ? 'global' : 'local' }]
+          this.jobSessions.set(id, body.session)
+          return [202, { job_id: Number(id), state: 'available', scope, duplicate: false }]
         }
         if (body.mode !== 'rollback') return [400, { error: 'mode: not one of plan, rollback', field: 'mode' }]
         if (typeof body.rollback_id !== 'string' || !body.rollback_id) return [400, { error: 'rollback_id: required', field: 'rollback_id' }]

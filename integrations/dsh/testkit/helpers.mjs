@@ -57,6 +57,56 @@ export function fakeSession (id = 'session-11111111-2222-4333-8444-555555555555'
   return { id, header }
 }
 
+/**
+ * A DSH Session-like object with the session surface of DSH 0.1.0-rc.8
+ * (@deepseek-ai/dsh-session): an event log, surface.nodes (the seqs the
+ * model sees) and append(type, data, {surfaceOp, sourceEventSeqs}) with
+ * DSH's checks on a replace (start and end on the surface, every shadowed
+ * node cited). compact(start, end) shadows a range with a summary, as
+ * DSH's compaction does; messages() is what the next model request holds.
+ */
+export function dshSession (id = 'session-11111111-2222-4333-8444-555555555555', cwd = '/home/dev/app', events = []) {
+  const log = []
+  const nodes = []
+  const session = {
+    id,
+    header: { version: 0, id, createdAt: 1795977438816, cwd },
+    get events () { return Object.freeze([...log]) },
+    surface: { get nodes () { return Object.freeze([...nodes]) } },
+    append (type, data, opts = {}) {
+      const op = opts.surfaceOp
+      const surfaceType = ['user/message', 'assistant/message', 'tool/result', 'compaction/summary'].includes(type)
+      if (surfaceType && op === undefined) throw new Error(`session event "${type}" is surface-eligible and requires a surfaceOp marker`)
+      const seq = log.length
+      if (op && op !== 'append') {
+        const a = nodes.indexOf(op.start)
+        const b = nodes.indexOf(op.end)
+        if (op.op !== 'replace' || a === -1 || b === -1 || a > b) throw new Error(`surface replace: ${JSON.stringify(op)} not on the surface`)
+        const shadowed = nodes.slice(a, b + 1)
+        const missing = shadowed.filter(n => !(opts.sourceEventSeqs ?? []).includes(n))
+        if (missing.length) throw new Error(`surface replace: sourceEventSeqs must include every shadowed surface node; missing ${missing.join(', ')}`)
+        nodes.splice(a, b - a + 1, seq)
+      } else if (op === 'append') {
+        nodes.push(seq)
+      }
+      const event = JSON.parse(JSON.stringify({ type, seq, time: 0, data, ...opts }))
+      log.push(event)
+      return event
+    },
+    compact (start, end, summary = 'summary of the earlier turns') {
+      const a = nodes.indexOf(start)
+      const b = nodes.indexOf(end)
+      return session.append('compaction/summary', { text: summary }, { surfaceOp: { op: 'replace', start, end }, sourceEventSeqs: nodes.slice(a, b + 1) })
+    },
+    messages () {
+      return nodes.map(n => log[n]).map(e => e.data)
+    }
+  }
+  // A resumed session: its earlier process's log replayed.
+  for (const e of events) session.append(e.type, e.data, { surfaceOp: e.surfaceOp, sourceEventSeqs: e.sourceEventSeqs })
+  return session
+}
+
 /** A DSH Agent-like object for a session. */
 export function fakeAgent (session = fakeSession()) {
   return { id: session.id, session }
