@@ -36,10 +36,10 @@ type Harness struct {
 	// MaxEntryGrowth: an update growing an entry's content by more than
 	// this fraction is rejected (exactly at it is allowed; an empty entry
 	// skips the check; 0 disables). Defaults to 0.5.
-	MaxEntryGrowth *float64 `toml:"max_entry_growth"`
+	MaxEntryGrowth *float64 `toml:"max_entry_growth" env:"number"`
 	// MaxEntryShrink: an update shrinking an entry's content by more than
 	// this fraction is rejected (0 disables). Defaults to 0.5.
-	MaxEntryShrink *float64 `toml:"max_entry_shrink"`
+	MaxEntryShrink *float64 `toml:"max_entry_shrink" env:"number"`
 	// ProtectedKinds are kinds the automatic path may not update or
 	// delete. Defaults to ["skill"].
 	ProtectedKinds []string `toml:"protected_kinds" env:"list"`

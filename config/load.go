@@ -114,9 +114,10 @@ func walk(c *Config, fn func(key string, v reflect.Value, f reflect.StructField)
 			case reflect.Pointer:
 				// A switch whose unset value is not false (a *bool
 				// tagged env:"bool"), or a span whose 0 means something
-				// (a *Duration tagged env:"duration"), is settable from
-				// text too.
-				if tag := f.Tag.Get("env"); tag == "bool" || tag == "duration" {
+				// (a *Duration tagged env:"duration"), or a fraction whose
+				// 0 turns a check off (a *float64 tagged env:"number"), is
+				// settable from text too.
+				if tag := f.Tag.Get("env"); tag == "bool" || tag == "duration" || tag == "number" {
 					if err := fn(key, fv, f); err != nil {
 						return err
 					}
@@ -164,6 +165,14 @@ func setScalar(v reflect.Value, s string) error {
 			v.Set(reflect.ValueOf(&dd))
 			return nil
 		}
+		if v.Type().Elem().Kind() == reflect.Float64 {
+			n, err := strconv.ParseFloat(s, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number", s)
+			}
+			v.Set(reflect.ValueOf(&n))
+			return nil
+		}
 		if v.Type().Elem().Kind() != reflect.Bool {
 			return fmt.Errorf("cannot be set from text")
 		}
@@ -182,6 +191,12 @@ func setScalar(v reflect.Value, s string) error {
 		v.Set(reflect.ValueOf(list))
 	case reflect.String:
 		v.SetString(s)
+	case reflect.Float64:
+		n, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return fmt.Errorf("%q is not a number", s)
+		}
+		v.SetFloat(n)
 	case reflect.Int, reflect.Int64:
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
