@@ -94,6 +94,8 @@ type Config struct {
 	Ledger Ledger `toml:"ledger"`
 	// Harness configures harness refinement (seed 004).
 	Harness Harness `toml:"harness"`
+	// Bench configures A/B benchmark runs (seed 004's benchmark).
+	Bench Bench `toml:"bench"`
 }
 
 // Log configures logging.
@@ -212,6 +214,7 @@ func (c Config) WithDefaults() Config {
 	c.Reflection = c.Reflection.withDefaults()
 	c.Ledger = c.Ledger.withDefaults()
 	c.Harness = c.Harness.withDefaults()
+	c.Bench = c.Bench.withDefaults()
 	for i := range c.Cron {
 		c.Cron[i].Name = cmp.Or(c.Cron[i].Name, c.Cron[i].Kind)
 		c.Cron[i].Args = cmp.Or(c.Cron[i].Args, "{}")
@@ -271,7 +274,7 @@ func (c Config) Validate() error {
 	if err := c.Budget.validate(); err != nil {
 		return err
 	}
-	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate, c.Ledger.validate, c.Harness.validate} {
+	for _, v := range []func() error{c.Ingest.validate, c.DSH.validate, c.Import.validate, c.Memory.validate, c.Digest.validate, c.Lessons.validate, c.Learn.validate, c.Retro.validate, c.Consolidate.validate, c.Reflection.validate, c.Ledger.validate, c.Harness.validate, c.Bench.validate} {
 		if err := v(); err != nil {
 			return err
 		}

@@ -1,0 +1,247 @@
+// Package benches is the benchmark service (seed 004's benchmark): frozen
+// cases, snapshots of what each side is shown, and A/B runs started as a
+// workflow of bench_cell steps fanned out over case × side × iteration and
+// joined by one bench_decide step. The API, the CLI, the DSH bridge's
+// harness_benchmark tool and the two job kinds call it; the SQL is the
+// store's, the rules are learn/bench's.
+//
+// A run never refines, rolls back or writes harness state: it reads
+// snapshots and records cells and a decision.
+package benches
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine"
+	"github.com/mullhq/mull/harnesses"
+	"github.com/mullhq/mull/learn/bench"
+	"github.com/mullhq/mull/memories"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/workflows"
+)
+
+// Service is the benchmark service. Build one in main and share it.
+type Service struct {
+	store    *store.Store
+	cfg      config.Bench
+	harness  *harnesses.Service
+	memories *memories.Service
+	runner   *workflows.Runner
+	logger   *slog.Logger
+}
+
+// New makes a Service. Unset config keys take their defaults.
+func New(s *store.Store, cfg config.Bench, h *harnesses.Service, m *memories.Service, r *workflows.Runner, logger *slog.Logger) *Service {
+	cfg = config.Config{Bench: cfg}.WithDefaults().Bench
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{store: s, cfg: cfg, harness: h, memories: m, runner: r, logger: logger}
+}
+
+// Errors the API maps to statuses.
+var (
+	// ErrNotFound: no such case, snapshot or run (404).
+	ErrNotFound = store.ErrNotFound
+	// ErrConflict: a deterministic conflict (409): a duplicate case id, a
+	// frozen case edited or frozen again, a snapshot id taken.
+	ErrConflict = errors.New("conflict")
+)
+
+// CodedError is an error with the seed's structured code
+// ("benchmark:<action>:<code>", e.g. benchmark:freeze:not-draft,
+// benchmark:run:no-frozen-cases) that the API and the tool return as is.
+// A *bench.DeltaError is the run's candidate-delta refusal (409).
+type CodedError struct {
+	Code string
+	Msg  string
+	// Status is the HTTP status it maps to (400, 404 or 409).
+	Status int
+}
+
+func (e *CodedError) Error() string { return e.Code + ": " + e.Msg }
+
+// FieldError is a bad request field (400), named as the request names it.
+type FieldError struct {
+	Field   string
+	Problem string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Problem }
+
+// CaseInput is a new draft case.
+type CaseInput struct {
+	ID, Set, Title, Statement, Rubric, Capability string
+}
+
+// CaseFilter filters Cases.
+type CaseFilter struct {
+	Set   string
+	State bench.CaseState
+}
+
+// CaptureRequest captures a harness snapshot.
+type CaptureRequest struct {
+	// ID is the snapshot id; "" lets the service name it (snap_…).
+	ID string
+	// Session: that session's merged view; "": the global store.
+	Session string
+}
+
+// RunRequest starts a refinement's A/B run.
+type RunRequest struct {
+	// Refinement is the refinement under test; Reference the snapshot
+	// captured before it applied.
+	Refinement string
+	Reference  string
+	// Set picks the frozen cases ("" = every frozen case).
+	Set string
+	// Runs is the iterations per case and side (0 = bench.default_runs;
+	// more than bench.max_runs is a FieldError).
+	Runs int
+	// Workspace is the budget key the cells charge ("" = global only).
+	Workspace string
+	// By is who asked: "admin", "agent:<session>", "cli".
+	By string
+}
+
+// MemoryRunRequest starts a memory A/B run: the same frozen cases with
+// the workspace's digest (candidate) and without it (reference).
+type MemoryRunRequest struct {
+	Workspace string
+	Set       string
+	Runs      int
+	By        string
+}
+
+// Run is a run's record: its cells so far, and the decision once made.
+type Run struct {
+	ID string `json:"id"`
+	// Kind is "refinement" or "memory".
+	Kind         string        `json:"kind"`
+	RefinementID string        `json:"refinement_id,omitempty"`
+	Reference    string        `json:"reference_snapshot_id"`
+	Candidate    string        `json:"candidate_snapshot_id"`
+	Workspace    string        `json:"workspace,omitempty"`
+	Set          string        `json:"set,omitempty"`
+	CaseIDs      []string      `json:"case_ids"`
+	Runs         int           `json:"runs"`
+	Options      bench.Options `json:"options"`
+	Executor     string        `json:"executor"`
+	// Status is running, decided, failed (the workflow failed) or
+	// cancelled.
+	Status     string          `json:"status"`
+	WorkflowID string          `json:"workflow_run_id"`
+	By         string          `json:"by,omitempty"`
+	Cells      []bench.Cell    `json:"cells"`
+	Decision   *bench.Decision `json:"decision"`
+	// Progress counts cells: total (cases × 2 × runs), recorded, failed;
+	// Tokens and CostUSD sum the run's LLM calls.
+	Total   int        `json:"cells_total"`
+	Done    int        `json:"cells_done"`
+	Failed  int        `json:"cells_failed"`
+	Tokens  int64      `json:"tokens"`
+	CostUSD float64    `json:"cost_usd"`
+	Created time.Time  `json:"created_at"`
+	Decided *time.Time `json:"decided_at,omitempty"`
+}
+
+// RunFilter filters Runs.
+type RunFilter struct {
+	Kind   string
+	Status string
+	Limit  int
+}
+
+var errNotBuilt = errors.New("benches: not built yet")
+
+// AddCase stores a draft case. Its texts pass the trust gate (a
+// quarantined text refuses the case, naming the field).
+func (s *Service) AddCase(ctx context.Context, in CaseInput) (bench.Case, error) {
+	return bench.Case{}, errNotBuilt
+}
+
+// UpdateCase changes a draft case's texts; a frozen case is
+// benchmark:update:frozen (409).
+func (s *Service) UpdateCase(ctx context.Context, in CaseInput) (bench.Case, error) {
+	return bench.Case{}, errNotBuilt
+}
+
+// FreezeCase freezes a draft case and records its material hash.
+func (s *Service) FreezeCase(ctx context.Context, id string) (bench.Case, error) {
+	return bench.Case{}, errNotBuilt
+}
+
+// Cases lists cases by set then id.
+func (s *Service) Cases(ctx context.Context, f CaseFilter) ([]bench.Case, error) {
+	return nil, errNotBuilt
+}
+
+// Capture captures a harness snapshot (merged entries and the refinement
+// history they came from). Capture it BEFORE applying the refinement to
+// verify.
+func (s *Service) Capture(ctx context.Context, r CaptureRequest) (bench.Snapshot, error) {
+	return bench.Snapshot{}, errNotBuilt
+}
+
+// Snapshot reads one snapshot.
+func (s *Service) Snapshot(ctx context.Context, id string) (bench.Snapshot, error) {
+	return bench.Snapshot{}, errNotBuilt
+}
+
+// Snapshots lists snapshots, newest first.
+func (s *Service) Snapshots(ctx context.Context, limit int) ([]bench.Snapshot, error) {
+	return nil, errNotBuilt
+}
+
+// StartRun checks the request (frozen cases exist, the reference exists,
+// the refinement exists, the candidate derived from them passes the delta
+// check: else a *bench.DeltaError before any cell runs), stores the run
+// and its candidate snapshot and starts its workflow, in one transaction.
+func (s *Service) StartRun(ctx context.Context, client *engine.Client, r RunRequest) (Run, error) {
+	return Run{}, errNotBuilt
+}
+
+// StartMemoryRun captures the workspace's digest (candidate) and an empty
+// one (reference) and starts the run like StartRun.
+func (s *Service) StartMemoryRun(ctx context.Context, client *engine.Client, r MemoryRunRequest) (Run, error) {
+	return Run{}, errNotBuilt
+}
+
+// Run reads a run with its cells, decision and progress.
+func (s *Service) Run(ctx context.Context, id string) (Run, error) { return Run{}, errNotBuilt }
+
+// Runs lists runs, newest first, without their cells.
+func (s *Service) Runs(ctx context.Context, f RunFilter) ([]Run, error) { return nil, errNotBuilt }
+
+// CellInput is what a bench_cell step needs: the run, the case and the
+// side's snapshot.
+type CellInput struct {
+	Run      Run
+	Case     bench.Case
+	Snapshot bench.Snapshot
+}
+
+// CellInput reads what one cell needs (the step calls it).
+func (s *Service) CellInput(ctx context.Context, run, caseID string, side bench.Side) (CellInput, error) {
+	return CellInput{}, errNotBuilt
+}
+
+// RecordCellTx records a cell in tx (the step's completing transaction).
+// A cell already recorded is kept and false returned: a cell is scored
+// once, whatever the retries.
+func (s *Service) RecordCellTx(ctx context.Context, tx *sql.Tx, c bench.Cell) (bool, error) {
+	return false, errNotBuilt
+}
+
+// DecideTx reads the run's cells in tx, decides with learn/bench.Decide
+// and records the decision; deciding a decided run returns the stored
+// decision.
+func (s *Service) DecideTx(ctx context.Context, tx *sql.Tx, run string, now time.Time) (bench.Decision, error) {
+	return bench.Decision{}, errNotBuilt
+}
