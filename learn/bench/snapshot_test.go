@@ -39,7 +39,9 @@ func refinement() harness.Refinement {
 		{Action: harness.Update, Kind: harness.KindPrompt, ID: "style", Before: &before.Content, After: &style.Content, BeforeEntry: &before, AfterEntry: &style, Applied: true},
 		{Action: harness.Create, Kind: harness.KindSkill, ID: "triage", After: &skill.Content, AfterEntry: &skill, Applied: true},
 		{Action: harness.Delete, Kind: harness.KindMemory, ID: "db", Before: &db.Content, BeforeEntry: &db, Applied: true},
-		{Action: harness.Update, Kind: harness.KindPrompt, ID: "tests", Error: "rule 6: changed since the planner saw it", Applied: false},
+		// A rejected edit that records what it proposed changed nothing.
+		{Action: harness.Update, Kind: harness.KindPrompt, ID: "tests", Error: "rule 6: changed since the planner saw it",
+			AfterEntry: entryPtr(entry(harness.KindPrompt, "tests", "never applied", 3)), Applied: false},
 	}}
 }
 
