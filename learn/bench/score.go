@@ -79,7 +79,9 @@ func ValidateOptions(o Options) error {
 type Aggregation struct {
 	ReferenceOverall *float64
 	CandidateOverall *float64
-	// PerCase holds every case seen on either side.
+	// PerCase holds every case seen on either side; one whose cells all
+	// failed has nil means (the seed leaves it out; mull shows it, so a
+	// run's grid has every case).
 	PerCase         map[string]CaseMeans
 	FailedCells     int
 	FailedReference int

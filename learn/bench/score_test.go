@@ -291,6 +291,16 @@ func TestAggregate(t *testing.T) {
 			t.Fatalf("got %+v %+v", a, m)
 		}
 	})
+	t.Run("keeps a case whose cells all failed, with no means", func(t *testing.T) {
+		a, err := Aggregate(mk(ref(80), cand(80), cellSpec{side: Reference, caseID: "case-b", failed: true},
+			cellSpec{side: Candidate, caseID: "case-b", failed: true}), DefaultOptions)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m, ok := a.PerCase["case-b"]; !ok || m.Reference != nil || m.Candidate != nil || m.Delta != nil {
+			t.Fatalf("case-b: %+v %v", m, ok)
+		}
+	})
 	t.Run("returns null overall when a side has only failed cells", func(t *testing.T) {
 		a, err := Aggregate(mk(ref(80), failedCand()), DefaultOptions)
 		if err != nil {

@@ -62,8 +62,12 @@ func canonicalState(s harness.State) map[string]map[string]harness.Entry {
 	return out
 }
 
+// withoutTelemetry is e as hashed and compared: no telemetry, and its
+// time in UTC, so the same instant read back from either database (or
+// recorded in a refinement's JSON) compares equal.
 func withoutTelemetry(e harness.Entry) harness.Entry {
 	e.Metadata.LastInjectedAt = nil
+	e.UpdatedAt = e.UpdatedAt.UTC()
 	return e
 }
 

@@ -72,6 +72,11 @@ func TestStateHash(t *testing.T) {
 		e.Metadata.LastInjectedAt = &t0
 		c.Entries[harness.KindPrompt]["style"] = e
 	})
+	same("an entry's time in another zone", func(c *Snapshot) {
+		e := c.Entries[harness.KindPrompt]["style"]
+		e.UpdatedAt = e.UpdatedAt.In(time.FixedZone("CST", 8*3600))
+		c.Entries[harness.KindPrompt]["style"] = e
+	})
 	same("an empty kind given", func(c *Snapshot) { c.Entries[harness.KindSubagent] = map[string]harness.Entry{} })
 	same("ids, session, times", func(c *Snapshot) { c.ID, c.Session, c.CapturedAt, c.StateHash = "x", "s1", t0.Add(time.Hour), "" })
 	differ("an entry's content", func(c *Snapshot) {
