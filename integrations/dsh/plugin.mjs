@@ -7,7 +7,9 @@
 // ledger before a tracked tool runs and tells it how the call ended; and it
 // brings mull's refined harness (seed 004) in: the projection as a per-step
 // message when it changes, mull's skills as DSH skill bundles, and the
-// harness_refine and harness_wrapup tools.
+// harness_refine, harness_wrapup and harness_benchmark tools. With
+// benchSnapshot set it is a benchmark cell's plugin instead: it serves that
+// one snapshot (lib/bench.mjs) and nothing live.
 //
 // Plain ESM, no dependencies: global fetch and node: built-ins only. It
 // never blocks or breaks the agent: handlers return at once, network calls
@@ -18,6 +20,7 @@ import { normalizeConfig } from './lib/config.mjs'
 import { Bridge } from './lib/bridge.mjs'
 import { loadDefineTool } from './lib/tools.mjs'
 import { TASK_HINT } from './lib/tasks.mjs'
+import { BenchCell } from './lib/bench.mjs'
 
 export const name = 'mull'
 export const inject = ['tools', 'systemPrompt']
@@ -28,10 +31,11 @@ export const inject = ['tools', 'systemPrompt']
  * The third argument is for tests: {clock} replaces the real one
  * (lib/clock.mjs).
  */
-export async function apply (ctx, config, { clock, harnessTiming } = {}) {
+export async function apply (ctx, config, { clock, harnessTiming, benchTiming } = {}) {
   const log = makeLog(ctx, config?.logTo)
-  const bridge = createBridge(ctx, config, { log, clock, harnessTiming })
-  if (bridge.config.tools) {
+  const bridge = createBridge(ctx, config, { log, clock, harnessTiming, benchTiming })
+  // A benchmark cell has no tool: each would read or write live state.
+  if (bridge.config.tools && !(bridge instanceof BenchCell)) {
     const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
     const registered = registerTools(ctx, bridge, defineTool, log)
     if (bridge.config.taskHints && registered.includes('task_start')) addTaskHint(ctx, bridge.config)
@@ -51,11 +55,13 @@ export function addTaskHint (ctx, config) {
 
 /**
  * Builds the bridge and attaches it to ctx: everything apply does except
- * the tools. Tests call it with a fake ctx and a fake mull.
- * @returns {Bridge}
+ * the tools. Tests call it with a fake ctx and a fake mull. With
+ * benchSnapshot set it builds a benchmark cell instead (createBenchCell).
+ * @returns {Bridge | BenchCell}
  */
-export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff, clock, harnessTiming } = {}) {
+export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.logTo), fetch, workspace, backoff, clock, harnessTiming, benchTiming } = {}) {
   const config = normalizeConfig(rawConfig, msg => log('warn', msg))
+  if (config.benchSnapshot) return createBenchCell(ctx, config, { log, fetch, backoff, clock, timing: benchTiming })
   const bridge = new Bridge({ config, log, pluginName: name, fetch, workspace, backoff, clock, harnessTiming })
   ctx.on('agent/session-start', payload => bridge.onSessionStart(payload))
   ctx.on('session/event', (session, event) => bridge.onSessionEvent(session, event))
@@ -75,6 +81,23 @@ export function createBridge (ctx, rawConfig, { log = makeLog(ctx, rawConfig?.lo
   })
   bridge.start()
   return bridge
+}
+
+/**
+ * A benchmark cell's plugin (lib/bench.mjs): the side's snapshot as the
+ * memory section (a memory snapshot) or as the harness block (a harness
+ * snapshot), and nothing else: no event, digest, notice, projection,
+ * skill, ledger or tool, since each would read or write live state and the
+ * cell must see exactly its snapshot. Its first step waits for the
+ * snapshot and fails without it.
+ * @returns {BenchCell}
+ */
+export function createBenchCell (ctx, config, { log, fetch, backoff, clock, timing } = {}) {
+  const cell = new BenchCell({ config, log, pluginName: name, fetch, backoff, clock, timing })
+  ctx.on('agent/pre-step', (payload, next) => cell.onPreStep(payload, next))
+  ctx.systemPrompt.section({ name: config.section.name, order: config.section.order, text: () => cell.sectionText() })
+  cell.start()
+  return cell
 }
 
 /**

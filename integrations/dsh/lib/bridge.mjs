@@ -10,6 +10,7 @@ import { DigestCache } from './digest.mjs'
 import { Harness } from './harness.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
+import { benchmarkToolSpec } from './bench.mjs'
 import { failureDetail, mapTitle, mapUsage } from './usage.mjs'
 import {
   MAX_TEXT, cutBytes, cutMiddle, errorCode, errorMessage, mapSessionEvent, messageFeedbackEvents, mullEvent, sessionEndId, sessionStartId, stableId
@@ -122,7 +123,7 @@ export class Bridge {
         return this.queue.drain(this.config.timeoutMs)
       }
     }
-    return [...toolSpecs(o), ...(this.harness ? this.harness.toolSpecs(o) : [])]
+    return [...toolSpecs(o), ...(this.harness ? [...this.harness.toolSpecs(o), benchmarkToolSpec(o)] : [])]
   }
 
   /**

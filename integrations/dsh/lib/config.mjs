@@ -20,9 +20,13 @@ export const DEFAULTS = Object.freeze({
   forwardMessages: true,
   // The refined harness (seed 004): the projection message, the skills
   // materialized under skillsDir ('' is DSH's own: $DSH_HOME/skills or
-  // ~/.dsh/skills) and the harness_refine and harness_wrapup tools.
+  // ~/.dsh/skills) and the harness_refine, harness_wrapup and
+  // harness_benchmark tools.
   harness: true,
   skillsDir: '',
+  // A benchmark cell (lib/bench.mjs): the id of the snapshot this DSH run
+  // is shown instead of anything live; '' is a normal session.
+  benchSnapshot: '',
   dshToolsModule: '',
   logTo: 'dsh',
   // The negative ledger (seed 003). mode is what the plugin assumes until
@@ -116,6 +120,7 @@ export function normalizeConfig (raw, warn = () => {}) {
     forwardMessages: bool('forwardMessages'),
     harness: bool('harness'),
     skillsDir: skillsDir(c.skillsDir, warn),
+    benchSnapshot: benchSnapshot(c.benchSnapshot, warn),
     dshToolsModule: str('dshToolsModule').trim(),
     logTo: oneOf('logTo', ['dsh', 'stderr'])
   }
@@ -127,6 +132,22 @@ function skillsDir (v, warn) {
   if (typeof v === 'string' && isAbsolute(v.trim())) return v.trim()
   warn(`mull plugin config: skillsDir=${JSON.stringify(v)} is not an absolute path; using ${defaultSkillsDir()}`)
   return defaultSkillsDir()
+}
+
+/**
+ * benchSnapshot: a snapshot id ('' or blank: none). Unlike the other keys a
+ * value that does not fit never falls back to the default, which would be
+ * live memory in a benchmark cell: a number is read as its digits (YAML's
+ * `benchSnapshot: 42`), anything else is kept as written, so the cell
+ * refuses to run with a clear line instead (lib/bench.mjs).
+ */
+function benchSnapshot (v, warn) {
+  if (v === undefined || v === null) return ''
+  if (typeof v === 'string') return v.trim()
+  if (typeof v === 'number' && Number.isInteger(v) && v >= 0) return String(v)
+  const kept = JSON.stringify(v) ?? String(v)
+  warn(`mull plugin config: benchSnapshot=${kept} is not a snapshot id; this benchmark cell will refuse to run`)
+  return kept
 }
 
 /** The ledger block: each key checked on its own, a bad one falls back to its default. */

@@ -482,7 +482,7 @@ export class Harness {
 }
 
 /** The ETag as harnessMessage writes it into the block's attribute. */
-function etagAttr (etag) {
+export function etagAttr (etag) {
   return String(etag).replace(/["<>&]/g, '')
 }
 
@@ -492,7 +492,7 @@ const BLOCK_RE = /^<mull-harness etag="([^"]*)">\n/
  * A DSH session with the surface the harness block is replaced through
  * (events, surface.nodes, append), or null (an older DSH, a test's bare one).
  */
-function surfaceOf (session) {
+export function surfaceOf (session) {
   try {
     if (!session || typeof session.append !== 'function' || !Array.isArray(session.events)) return null
     return Array.isArray(session.surface?.nodes) ? session : null
@@ -506,7 +506,7 @@ function surfaceOf (session) {
  * (a block a replace or a compaction shadowed does not count), as {seq,
  * etag}, or undefined (the seed's findHarnessStateSeq).
  */
-function visibleBlock (session, pluginName) {
+export function visibleBlock (session, pluginName) {
   const surface = new Set(session.surface.nodes)
   const events = session.events
   for (let i = events.length - 1; i >= 0; i--) {

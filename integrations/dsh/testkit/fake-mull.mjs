@@ -10,6 +10,8 @@
 import { createServer } from 'node:http'
 import { createHash } from 'node:crypto'
 
+import { FakeBench } from './fake-bench.mjs'
+
 /**
  * Each event type's payload fields: name → type ('?' marks optional), as in
  * events/events.go (tool_result's turn included).
@@ -108,6 +110,8 @@ export class FakeMull {
     this.ledger = new FakeLedger()
     /** The refined harness (seed 004), canned (see FakeHarness). */
     this.harness = new FakeHarness()
+    /** The benchmark (seed 004): cases, snapshots and runs (see FakeBench). */
+    this.bench = new FakeBench()
   }
 
   get url () {
@@ -215,6 +219,15 @@ export class FakeMull {
     if (lookup) {
       const text = this.lessons.get(decodeURIComponent(lookup[1]))
       return text === undefined ? send(res, 404, { error: `no lesson ${decodeURIComponent(lookup[1])}` }) : send(res, 200, { text })
+    }
+    if (route === 'POST /v1/harness/benchmark') {
+      const [status, answer] = this.bench.handle(body, new Set([...this.events.values()].map(e => e.session_id)))
+      return send(res, status, answer)
+    }
+    const inject = req.method === 'GET' && /^\/v1\/bench\/snapshots\/([^/]+)\/inject$/.exec(url.pathname)
+    if (inject) {
+      const [status, answer, headers] = this.bench.inject(decodeURIComponent(inject[1]))
+      return send(res, status, answer, headers)
     }
     if (url.pathname.startsWith('/v1/harness/')) {
       const known = new Set([...this.events.values()].map(e => e.session_id))
