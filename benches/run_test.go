@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -88,6 +89,10 @@ func TestCandidateDeltaRefusalStoresNothing(t *testing.T) {
 		}
 		r2 := e.refine(t, "refine_2", harness.Local("s1"), harness.Create, "unrelated", "A second change.")
 		want[r1.ID] = bench.HistoryMismatch // r2 came after it, to a covered store
+		before, err := s.RowCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
 		for id, reason := range want {
 			_, err := e.svc.StartRun(ctx, e.client, benches.RunRequest{Refinement: id, Reference: "ref"})
 			var de *bench.DeltaError
@@ -100,6 +105,13 @@ func TestCandidateDeltaRefusalStoresNothing(t *testing.T) {
 			}
 		}
 		_ = r2
+		after, err := s.RowCounts(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !maps.Equal(before, after) {
+			t.Errorf("refused runs stored rows: before %v, after %v", before, after)
+		}
 		for _, table := range []string{"bench_runs", "workflow_runs", "workflow_steps", "river_job", "bench_cells"} {
 			if n := count(t, s, table); n != 0 {
 				t.Errorf("%s has %d rows after refused runs, want none", table, n)

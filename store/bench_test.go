@@ -149,7 +149,7 @@ func TestBenchCellScoredOnce(t *testing.T) {
 		benchRun(t, s)
 		first := store.BenchCellRecord{Cell: bench.Cell{RunID: "bench_1", Side: bench.Reference, CaseID: "c1", Iteration: 1,
 			Status: bench.CellOK, Score: score(70), Feedback: "good", SnapshotID: "ref", StateHash: "h-ref", CaseHash: "hash-c1",
-			Evidence: &bench.Evidence{Completed: true, Summary: "did", Actions: []string{"a"}, Observations: []string{}},
+			Evidence:   &bench.Evidence{Completed: true, Summary: "did", Actions: []string{"a"}, Observations: []string{}},
 			RecordedAt: benchT0}, JobID: 7, Attempt: 1}
 		second := first
 		second.Score, second.Feedback, second.JobID, second.Attempt = score(10), "replayed", 8, 2
