@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/learn/trust"
 	"github.com/mullhq/mull/store"
@@ -15,7 +16,8 @@ import (
 
 // gate passes a case's texts through the trust gate's write check: each is
 // stored normalized and redacted, and a text that reads like an
-// instruction to the agent refuses the whole case, naming the field.
+// instruction to the agent refuses the whole case, naming the field, as
+// does a text no database stores faithfully (invalid UTF-8, a NUL).
 // Cases are read by the executor and the judge, so they are prompt text
 // like any other.
 func gate(in *CaseInput) error {
@@ -25,6 +27,10 @@ func gate(in *CaseInput) error {
 	}{{"title", &in.Title}, {"statement", &in.Statement}, {"rubric", &in.Rubric}, {"capability", &in.Capability}} {
 		if *f.v == "" {
 			continue
+		}
+		// Refused before the gate, which would strip them silently.
+		if problem := events.CheckText(*f.v, 0); problem != "" {
+			return &FieldError{Field: f.name, Problem: problem}
 		}
 		v := trust.Check(*f.v)
 		if v.Quarantined {
@@ -56,6 +62,10 @@ func validCase(action string, c bench.Case) error {
 		return &FieldError{Field: "set", Problem: problem}
 	}
 	if err := bench.ValidateCase(c); err != nil {
+		var fe *bench.FieldError
+		if errors.As(err, &fe) {
+			return &FieldError{Field: fe.Field, Problem: fe.Reason}
+		}
 		return badRequest(action+":invalid-argument", "case %s: %v", c.ID, err)
 	}
 	return nil

@@ -44,6 +44,17 @@ func TestCaseLifecycle(t *testing.T) {
 		if _, err := svc.AddCase(ctx, benches.CaseInput{ID: "bad id", Title: "x", Statement: "s", Rubric: "r"}); !errors.As(err, &fe) || fe.Field != "id" {
 			t.Errorf("bad id: %v", err)
 		}
+		for name, in := range map[string]benches.CaseInput{
+			"a NUL byte":          {ID: "c4", Title: "x", Statement: "s\x00t", Rubric: "r"},
+			"invalid UTF-8":       {ID: "c5", Title: "x", Statement: "s\xff", Rubric: "r"},
+			"an over-long rubric": {ID: "c6", Title: "x", Statement: "s", Rubric: strings.Repeat("r", 5000)},
+		} {
+			_, err := svc.AddCase(ctx, in)
+			var ce *benches.CodedError
+			if !errors.As(err, &fe) && !errors.As(err, &ce) {
+				t.Errorf("%s: %v, want a 400 naming what is wrong", name, err)
+			}
+		}
 		if n := count(t, s, "bench_cases"); n != 1 {
 			t.Errorf("%d cases stored, want only c1", n)
 		}

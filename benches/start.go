@@ -122,7 +122,7 @@ func checkCommon(workspace, by string) error {
 	if err := checkOptionalName("workspace", workspace, events.MaxPath); err != nil {
 		return err
 	}
-	return checkOptionalName("by", by, events.MaxIDLen)
+	return checkOptionalName("by", by, events.MaxIDLen+len("agent:"))
 }
 
 func (s *Service) startRun(ctx context.Context, client *engine.Client, r RunRequest) (Run, error) {

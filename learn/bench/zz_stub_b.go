@@ -19,8 +19,11 @@ import (
 func ValidateCase(c Case) error {
 	for _, f := range []struct{ name, v string }{{"id", c.ID}, {"title", c.Title}, {"statement", c.Statement}, {"rubric", c.Rubric}} {
 		if f.v == "" {
-			return fmt.Errorf("%s: required", f.name)
+			return &FieldError{Field: f.name, Reason: "must be non-empty"}
 		}
+	}
+	if len([]rune(c.Rubric)) > 4000 {
+		return &FieldError{Field: "rubric", Reason: "longer than 4000 characters"}
 	}
 	return nil
 }
@@ -131,3 +134,11 @@ func Decide(runID, refinementID string, cells []Cell, o Options, now time.Time) 
 	}
 	return d, nil
 }
+
+// FieldError (stub): slice A's named-field refusal of ValidateCase.
+type FieldError struct {
+	Field  string
+	Reason string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
