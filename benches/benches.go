@@ -172,6 +172,14 @@ func (s *Service) AddCase(ctx context.Context, in CaseInput) (bench.Case, error)
 	return s.addCase(ctx, in)
 }
 
+// AddCases stores draft cases all or nothing: every case is gated and
+// checked, then all are inserted in one transaction, so a bad case, a
+// repeated id or an id already stored adds none. Errors name the case by
+// its index (cases[2].rubric).
+func (s *Service) AddCases(ctx context.Context, in []CaseInput) ([]bench.Case, error) {
+	return s.addCases(ctx, in)
+}
+
 // UpdateCase changes a draft case's texts; a frozen case is
 // benchmark:update:frozen (409). Empty fields of in keep their values.
 func (s *Service) UpdateCase(ctx context.Context, in CaseInput) (bench.Case, error) {

@@ -71,7 +71,8 @@ func validCase(action string, c bench.Case) error {
 	return nil
 }
 
-func (s *Service) addCase(ctx context.Context, in CaseInput) (bench.Case, error) {
+// newCase is a draft case from in, gated and checked, not yet stored.
+func (s *Service) newCase(in CaseInput) (bench.Case, error) {
 	if err := gate(&in); err != nil {
 		return bench.Case{}, err
 	}
@@ -80,18 +81,76 @@ func (s *Service) addCase(ctx context.Context, in CaseInput) (bench.Case, error)
 	}
 	c := bench.Case{ID: in.ID, Set: cmp.Or(in.Set, store.DefaultBenchSet), Title: in.Title, Statement: in.Statement,
 		Rubric: in.Rubric, Capability: in.Capability, State: bench.Draft, CreatedAt: s.store.Now()}
-	if err := validCase("add-case", c); err != nil {
+	return c, validCase("add-case", c)
+}
+
+func duplicate(id string) error {
+	return conflict("add-case:duplicate-id", "benchmark case id already exists: %s", id)
+}
+
+func (s *Service) addCase(ctx context.Context, in CaseInput) (bench.Case, error) {
+	c, err := s.newCase(in)
+	if err != nil {
 		return bench.Case{}, err
 	}
-	err := s.store.InsertBenchCase(ctx, s.store.DB, c)
+	err = s.store.InsertBenchCase(ctx, s.store.DB, c)
 	if errors.Is(err, store.ErrBenchCaseExists) {
-		return bench.Case{}, conflict("add-case:duplicate-id", "benchmark case id already exists: %s", c.ID)
+		return bench.Case{}, duplicate(c.ID)
 	}
 	if err != nil {
 		return bench.Case{}, err
 	}
 	s.logger.InfoContext(ctx, "bench case added", "case", c.ID, "set", c.Set)
 	return c, nil
+}
+
+// at names the case of an import an error is about: a FieldError's field
+// becomes cases[i].field, a CodedError's message starts with cases[i].
+func at(i int, err error) error {
+	var fe *FieldError
+	if errors.As(err, &fe) {
+		return &FieldError{Field: fmt.Sprintf("cases[%d].%s", i, fe.Field), Problem: fe.Problem}
+	}
+	var ce *CodedError
+	if errors.As(err, &ce) {
+		return &CodedError{Code: ce.Code, Msg: fmt.Sprintf("cases[%d]: %s", i, ce.Msg), Status: ce.Status}
+	}
+	return fmt.Errorf("cases[%d]: %w", i, err)
+}
+
+func (s *Service) addCases(ctx context.Context, in []CaseInput) ([]bench.Case, error) {
+	if len(in) == 0 {
+		return nil, &FieldError{Field: "cases", Problem: "at least one case is required"}
+	}
+	out := make([]bench.Case, len(in))
+	seen := map[string]bool{}
+	for i, ci := range in {
+		c, err := s.newCase(ci)
+		if err != nil {
+			return nil, at(i, err)
+		}
+		if seen[c.ID] {
+			return nil, at(i, conflict("add-case:duplicate-id", "case id %s is given twice", c.ID))
+		}
+		seen[c.ID], out[i] = true, c
+	}
+	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		for i, c := range out {
+			err := s.store.InsertBenchCase(ctx, tx, c)
+			if errors.Is(err, store.ErrBenchCaseExists) {
+				return at(i, duplicate(c.ID))
+			}
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.logger.InfoContext(ctx, "bench cases added", "cases", len(out))
+	return out, nil
 }
 
 func (s *Service) updateCase(ctx context.Context, in CaseInput) (c bench.Case, err error) {
