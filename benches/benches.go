@@ -247,7 +247,8 @@ type CellInput struct {
 
 // CellInput reads what one cell needs (the step calls it). The case's
 // material hash and the snapshot's state hash are checked against what
-// was stored.
+// was stored. A run, case or side the run does not have is ErrNotFound:
+// retrying cannot help.
 func (s *Service) CellInput(ctx context.Context, run, caseID string, side bench.Side) (CellInput, error) {
 	return s.cellInput(ctx, run, caseID, side)
 }

@@ -106,7 +106,7 @@ func sideSnapshot(r store.BenchRun, side bench.Side) (string, error) {
 	case bench.Candidate:
 		return r.CandidateID, nil
 	}
-	return "", fmt.Errorf("bench run %s: side %q is not reference or candidate", r.ID, side)
+	return "", fmt.Errorf("bench run %s: side %q is not reference or candidate: %w", r.ID, side, ErrNotFound)
 }
 
 func (s *Service) cellInput(ctx context.Context, runID, caseID string, side bench.Side) (CellInput, error) {
@@ -116,7 +116,7 @@ func (s *Service) cellInput(ctx context.Context, runID, caseID string, side benc
 		return CellInput{}, err
 	}
 	if !slices.Contains(r.CaseIDs, caseID) {
-		return CellInput{}, fmt.Errorf("bench run %s has no case %s", runID, caseID)
+		return CellInput{}, fmt.Errorf("bench run %s has no case %s: %w", runID, caseID, ErrNotFound)
 	}
 	snapID, err := sideSnapshot(r, side)
 	if err != nil {
