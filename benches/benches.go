@@ -13,6 +13,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -66,6 +67,12 @@ type CodedError struct {
 
 func (e *CodedError) Error() string { return e.Code + ": " + e.Msg }
 
+// Is makes a 404 CodedError an ErrNotFound and a 409 one an ErrConflict,
+// so callers that only know those errors map it right.
+func (e *CodedError) Is(target error) bool {
+	return target == ErrNotFound && e.Status == 404 || target == ErrConflict && e.Status == 409
+}
+
 // FieldError is a bad request field (400), named as the request names it.
 type FieldError struct {
 	Field   string
@@ -102,7 +109,8 @@ type RunRequest struct {
 	// Set picks the frozen cases ("" = every frozen case).
 	Set string
 	// Runs is the iterations per case and side (0 = bench.default_runs;
-	// more than bench.max_runs is a FieldError).
+	// negative is benchmark:run:runs-invalid, more than bench.max_runs
+	// benchmark:run:runs-exceeds-max, both 400).
 	Runs int
 	// Workspace is the budget key the cells charge ("" = global only).
 	Workspace string
@@ -158,45 +166,55 @@ type RunFilter struct {
 	Limit  int
 }
 
-var errNotBuilt = errors.New("benches: not built yet")
-
 // AddCase stores a draft case. Its texts pass the trust gate (a
 // quarantined text refuses the case, naming the field).
 func (s *Service) AddCase(ctx context.Context, in CaseInput) (bench.Case, error) {
-	return bench.Case{}, errNotBuilt
+	return s.addCase(ctx, in)
+}
+
+// AddCases stores draft cases all or nothing: every case is gated and
+// checked, then all are inserted in one transaction, so a bad case, a
+// repeated id or an id already stored adds none. Errors name the case by
+// its index (cases[2].rubric).
+func (s *Service) AddCases(ctx context.Context, in []CaseInput) ([]bench.Case, error) {
+	return s.addCases(ctx, in)
 }
 
 // UpdateCase changes a draft case's texts; a frozen case is
-// benchmark:update:frozen (409).
+// benchmark:update:frozen (409). Empty fields of in keep their values.
 func (s *Service) UpdateCase(ctx context.Context, in CaseInput) (bench.Case, error) {
-	return bench.Case{}, errNotBuilt
+	return s.updateCase(ctx, in)
 }
 
 // FreezeCase freezes a draft case and records its material hash.
 func (s *Service) FreezeCase(ctx context.Context, id string) (bench.Case, error) {
-	return bench.Case{}, errNotBuilt
+	return s.freezeCase(ctx, id)
 }
 
 // Cases lists cases by set then id.
 func (s *Service) Cases(ctx context.Context, f CaseFilter) ([]bench.Case, error) {
-	return nil, errNotBuilt
+	return s.cases(ctx, f)
 }
 
 // Capture captures a harness snapshot (merged entries and the refinement
 // history they came from). Capture it BEFORE applying the refinement to
 // verify.
 func (s *Service) Capture(ctx context.Context, r CaptureRequest) (bench.Snapshot, error) {
-	return bench.Snapshot{}, errNotBuilt
+	return s.capture(ctx, r)
 }
 
 // Snapshot reads one snapshot.
 func (s *Service) Snapshot(ctx context.Context, id string) (bench.Snapshot, error) {
-	return bench.Snapshot{}, errNotBuilt
+	return s.store.GetBenchSnapshot(ctx, s.store.DB, id)
 }
 
-// Snapshots lists snapshots, newest first.
+// Snapshots lists snapshots, newest first, without their entries, history
+// and digest (Snapshot reads those).
 func (s *Service) Snapshots(ctx context.Context, limit int) ([]bench.Snapshot, error) {
-	return nil, errNotBuilt
+	if limit < 0 || limit > 1000 {
+		return nil, &FieldError{Field: "limit", Problem: fmt.Sprintf("%d is not between 1 and 1000", limit)}
+	}
+	return s.store.ListBenchSnapshots(ctx, s.store.DB, limit)
 }
 
 // StartRun checks the request (frozen cases exist, the reference exists,
@@ -204,20 +222,20 @@ func (s *Service) Snapshots(ctx context.Context, limit int) ([]bench.Snapshot, e
 // check: else a *bench.DeltaError before any cell runs), stores the run
 // and its candidate snapshot and starts its workflow, in one transaction.
 func (s *Service) StartRun(ctx context.Context, client *engine.Client, r RunRequest) (Run, error) {
-	return Run{}, errNotBuilt
+	return s.startRun(ctx, client, r)
 }
 
 // StartMemoryRun captures the workspace's digest (candidate) and an empty
 // one (reference) and starts the run like StartRun.
 func (s *Service) StartMemoryRun(ctx context.Context, client *engine.Client, r MemoryRunRequest) (Run, error) {
-	return Run{}, errNotBuilt
+	return s.startMemoryRun(ctx, client, r)
 }
 
 // Run reads a run with its cells, decision and progress.
-func (s *Service) Run(ctx context.Context, id string) (Run, error) { return Run{}, errNotBuilt }
+func (s *Service) Run(ctx context.Context, id string) (Run, error) { return s.run(ctx, id) }
 
 // Runs lists runs, newest first, without their cells.
-func (s *Service) Runs(ctx context.Context, f RunFilter) ([]Run, error) { return nil, errNotBuilt }
+func (s *Service) Runs(ctx context.Context, f RunFilter) ([]Run, error) { return s.runs(ctx, f) }
 
 // CellInput is what a bench_cell step needs: the run, the case and the
 // side's snapshot.
@@ -227,21 +245,25 @@ type CellInput struct {
 	Snapshot bench.Snapshot
 }
 
-// CellInput reads what one cell needs (the step calls it).
+// CellInput reads what one cell needs (the step calls it). The case's
+// material hash and the snapshot's state hash are checked against what
+// was stored. A run, case or side the run does not have is ErrNotFound:
+// retrying cannot help.
 func (s *Service) CellInput(ctx context.Context, run, caseID string, side bench.Side) (CellInput, error) {
-	return CellInput{}, errNotBuilt
+	return s.cellInput(ctx, run, caseID, side)
 }
 
 // RecordCellTx records a cell in tx (the step's completing transaction).
 // A cell already recorded is kept and false returned: a cell is scored
-// once, whatever the retries.
+// once, whatever the retries. The step job and attempt that recorded it
+// are read from the run's workflow step.
 func (s *Service) RecordCellTx(ctx context.Context, tx *sql.Tx, c bench.Cell) (bool, error) {
-	return false, errNotBuilt
+	return s.recordCellTx(ctx, tx, c)
 }
 
 // DecideTx reads the run's cells in tx, decides with learn/bench.Decide
 // and records the decision; deciding a decided run returns the stored
 // decision.
 func (s *Service) DecideTx(ctx context.Context, tx *sql.Tx, run string, now time.Time) (bench.Decision, error) {
-	return bench.Decision{}, errNotBuilt
+	return s.decideTx(ctx, tx, run, now)
 }
