@@ -292,3 +292,20 @@ func TestBudgetSnoozesWithoutAttempt(t *testing.T) {
 		}
 	})
 }
+
+// A judge whose score is out of range fails the cell, once its attempts
+// are spent, as invalid-reviewer-score, with the executor's evidence kept.
+func TestInvalidJudgeScoreKeepsEvidence(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, &fakeds.Script{Rules: []fakeds.Rule{{Kind: "bench_cell", Marker: "# Rubric",
+			Response: &fakeds.Response{Content: `{"score":150,"feedback":"great"}`}}}}, nil)
+		job, _ := e.final(t, e.run(t, bench.Candidate))
+		if job.State != rivertype.JobStateCompleted || job.Attempt != 3 {
+			t.Fatalf("job %s after %d attempts (%v)", job.State, job.Attempt, job.Errors)
+		}
+		cell := e.svc.get(t, bench.Candidate)
+		if cell.Status != bench.CellFailed || cell.Score != nil || cell.FailureReason != bench.InvalidReviewerScore || cell.Evidence == nil {
+			t.Fatalf("cell %+v, want failed invalid-reviewer-score with evidence", cell)
+		}
+	})
+}
