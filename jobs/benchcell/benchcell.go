@@ -156,12 +156,11 @@ func (w *Worker) retry(ctx context.Context, step *workflows.Step[Args], err erro
 
 // reasonOf is the failure reason of a cell that failed with err.
 func reasonOf(err error) bench.FailureReason {
-	var pe *bench.ParseError
 	var f *Failure
 	var le *llm.Error
 	switch {
-	case errors.As(err, &pe):
-		return pe.Reason
+	case bench.FailureOf(err) != "":
+		return bench.FailureOf(err)
 	case errors.As(err, &f):
 		return f.Reason
 	case errors.As(err, &le) && le.Reason == "timeout", errors.Is(err, context.DeadlineExceeded):

@@ -9,26 +9,16 @@ import (
 )
 
 // gate passes a cell's model-written texts through the trust gate before
-// they are stored: every credential redacted (learn/trust.Redact), and
-// feedback that reads like an instruction to an agent withheld. Evidence
-// and feedback are shown to people and the agent's benchmark tool, never
-// injected as memory; a quarantined feedback still leaves the score.
+// they are stored: the evidence and the feedback through learn/bench's
+// GateEvidence and GateText (credentials redacted, a text that reads as an
+// instruction to an agent hidden), the error detail and every string of
+// the DSH session log redacted. A hidden feedback still leaves the score.
 func gate(c bench.Cell) bench.Cell {
 	c.Detail = redact(c.Detail)
-	if c.Feedback != "" {
-		v := trust.Check(c.Feedback)
-		c.Feedback = v.Text
-		if v.Quarantined {
-			c.Feedback = "[feedback withheld by the trust gate: " + v.Reason + "]"
-		}
-	}
-	if ev := c.Evidence; ev != nil {
-		g := bench.Evidence{Completed: ev.Completed, Summary: redact(ev.Summary),
-			Actions: redactAll(ev.Actions), Observations: redactAll(ev.Observations)}
-		for _, a := range ev.Artifacts {
-			g.Artifacts = append(g.Artifacts, bench.Artifact{Name: redact(a.Name), Content: redact(a.Content)})
-		}
-		c.Evidence = &g
+	c.Feedback = bench.GateText(c.Feedback)
+	if c.Evidence != nil {
+		ev := bench.GateEvidence(*c.Evidence)
+		c.Evidence = &ev
 	}
 	c.Log = redactJSON(c.Log)
 	return c

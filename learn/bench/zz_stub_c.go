@@ -11,6 +11,9 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/mullhq/mull/learn/harness"
+	"github.com/mullhq/mull/learn/trust"
 )
 
 // ExecutorSystem is the seed's EXECUTOR_SYSTEM_PROMPT (stub).
@@ -52,14 +55,51 @@ func JudgePrompt(c Case, ev Evidence) string {
 	return "# Benchmark case\n" + c.Statement + "\n\n# Rubric\n" + c.Rubric + "\n\n# Executor evidence\n" + string(b)
 }
 
-// ParseError (stub) is a parse failure carrying the cell's failure reason.
+// ParseError (stub, slice A's shape) is a refused answer carrying the
+// cell's failure reason.
 type ParseError struct {
-	Reason FailureReason
-	Err    error
+	Failure FailureReason
+	Field   string
+	Reason  string
 }
 
-func (e *ParseError) Error() string { return string(e.Reason) + ": " + e.Err.Error() }
-func (e *ParseError) Unwrap() error { return e.Err }
+func (e *ParseError) Error() string { return string(e.Failure) + ": " + e.Field + ": " + e.Reason }
+
+// FailureOf (stub) is the FailureReason err carries, or "".
+func FailureOf(err error) FailureReason {
+	var pe *ParseError
+	if errors.As(err, &pe) {
+		return pe.Failure
+	}
+	return ""
+}
+
+// GateEvidence (stub) passes every evidence text through GateText.
+func GateEvidence(ev Evidence) Evidence {
+	out := Evidence{Completed: ev.Completed, Summary: GateText(ev.Summary), Actions: []string{}, Observations: []string{}}
+	for _, s := range ev.Actions {
+		out.Actions = append(out.Actions, GateText(s))
+	}
+	for _, s := range ev.Observations {
+		out.Observations = append(out.Observations, GateText(s))
+	}
+	for _, a := range ev.Artifacts {
+		out.Artifacts = append(out.Artifacts, Artifact{Name: GateText(a.Name), Content: GateText(a.Content)})
+	}
+	return out
+}
+
+// GateText (stub): trust.Check's text, or harness.Hidden when quarantined.
+func GateText(s string) string {
+	if s == "" {
+		return ""
+	}
+	v := trust.Check(s)
+	if v.Quarantined {
+		return harness.Hidden
+	}
+	return v.Text
+}
 
 func object(text string) (string, bool) {
 	i, j := strings.Index(text, "{"), strings.LastIndex(text, "}")
@@ -72,7 +112,7 @@ func object(text string) (string, bool) {
 // ParseEvidence (stub): strict, unknown fields rejected.
 func ParseEvidence(text string) (Evidence, error) {
 	fail := func(err error) (Evidence, error) {
-		return Evidence{}, &ParseError{Reason: MalformedExecutorJSON, Err: err}
+		return Evidence{}, &ParseError{Failure: MalformedExecutorJSON, Reason: err.Error()}
 	}
 	obj, ok := object(text)
 	if !ok {
@@ -95,15 +135,15 @@ func ParseVerdict(text string) (Verdict, error) {
 	obj, ok := object(text)
 	var m map[string]any
 	if !ok || json.Unmarshal([]byte(obj), &m) != nil {
-		return Verdict{}, &ParseError{Reason: MalformedReviewerJSON, Err: errors.New("not a JSON object")}
+		return Verdict{}, &ParseError{Failure: MalformedReviewerJSON, Reason: "not a JSON object"}
 	}
 	score, ok := m["score"].(float64)
 	if !ok || math.IsNaN(score) || score < 0 || score > 100 {
-		return Verdict{}, &ParseError{Reason: InvalidReviewerScore, Err: fmt.Errorf("score %v", m["score"])}
+		return Verdict{}, &ParseError{Failure: InvalidReviewerScore, Field: "score", Reason: fmt.Sprintf("%v", m["score"])}
 	}
 	fb, _ := m["feedback"].(string)
 	if strings.TrimSpace(fb) == "" {
-		return Verdict{}, &ParseError{Reason: EmptyReviewerFeedback, Err: errors.New("feedback is empty")}
+		return Verdict{}, &ParseError{Failure: EmptyReviewerFeedback, Field: "feedback", Reason: "empty"}
 	}
 	return Verdict{Score: score, Feedback: strings.TrimSpace(fb)}, nil
 }
