@@ -309,3 +309,32 @@ func TestInvalidJudgeScoreKeepsEvidence(t *testing.T) {
 		}
 	})
 }
+
+// 402 (DeepSeek's balance exhausted) pauses the llm queue and snoozes the
+// cell without an attempt, as every LLM job does; resumed, it scores.
+func TestBalanceExhaustedPauses(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := start(t, s, &fakeds.Script{Rules: []fakeds.Rule{{Kind: "bench_cell", Fault: fakeds.FaultBalance, Times: 1}}}, nil)
+		ctx := context.Background()
+		runID := e.run(t, bench.Candidate)
+		ev := enginetest.WaitFor(t, e.events, func(ev *river.Event) bool {
+			return ev.Job.Kind == "bench_cell" && ev.Kind == river.EventKindJobSnoozed
+		})
+		if q, err := e.client.QueueGet(ctx, "llm"); err != nil || q.PausedAt == nil || ev.Job.Attempt != 0 || e.svc.records != 0 {
+			t.Fatalf("after 402: queue %+v (%v), attempt %d, %d records; want paused, none burnt, nothing recorded", q, err, ev.Job.Attempt, e.svc.records)
+		}
+		if err := e.client.QueueResume(ctx, "llm", nil); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.client.JobRetry(ctx, ev.Job.ID); err != nil {
+			t.Fatal(err)
+		}
+		job, run := e.final(t, runID)
+		if job.State != rivertype.JobStateCompleted || job.Attempt != 1 {
+			t.Fatalf("job %s after %d attempts (%v)", job.State, job.Attempt, job.Errors)
+		}
+		if o := output(t, run); o.Status != bench.CellOK {
+			t.Errorf("step output %+v", o)
+		}
+	})
+}
