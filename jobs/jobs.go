@@ -124,6 +124,7 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 	refinereview.Register(reg, &refinereview.Worker{Store: d.Store, LLM: d.LLM, Config: cfg.Harness, Logger: d.Logger.With("component", "refine_review"),
 		Harness: harnesses.New(d.Store, cfg.Harness, d.Logger.With("component", "harness"))},
 		&refinereview.Hook{Store: d.Store, Config: cfg.Harness, Logger: d.Logger.With("component", "refine_review")})
+	registerBench(reg, d)
 
 	return Wiring{Ingest: svc, Hooks: hooks, Cron: reg.Builtin()}
 }

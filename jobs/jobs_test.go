@@ -26,7 +26,7 @@ import (
 // allKinds are every kind mull works: a kind added to jobs.Register must
 // be added here, and one dropped fails the test.
 var allKinds = []string{
-	"budget_sweep", "consolidate", "consolidate_derive", "consolidate_merge", "consolidate_sweep",
+	"bench_cell", "bench_decide", "budget_sweep", "consolidate", "consolidate_derive", "consolidate_merge", "consolidate_sweep",
 	"demo_step", "ledger_sweep", "llm_probe", "probe", "refine_review", "reflect_task", "retro_error", "retro_session", "session_idle", "workflow_reconcile",
 }
 
@@ -62,7 +62,7 @@ func TestRegister(t *testing.T) {
 				llmKinds = append(llmKinds, e.Kind)
 			}
 		}
-		if want := []string{"consolidate_derive", "consolidate_merge", "llm_probe", "refine_review", "reflect_task", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
+		if want := []string{"bench_cell", "consolidate_derive", "consolidate_merge", "llm_probe", "refine_review", "reflect_task", "retro_error", "retro_session"}; !slices.Equal(llmKinds, want) {
 			t.Errorf("kinds that call DeepSeek %v, want %v", llmKinds, want)
 		}
 

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -617,29 +616,10 @@ func profileBundles(dir, name string) ([]string, error) {
 }
 
 // mullRows are the patch rows of the block: the plugin, and the hmr row
-// when the profile needs it. Strings are JSON-quoted, which YAML
-// reads as double-quoted scalars, so no path can break the YAML.
+// when the profile needs it (integrations/dsh's PatchRows, which a DSH
+// benchmark cell's home shares).
 func mullRows(entry, url, logTo string, hmr bool) []string {
-	q := func(s string) string { b, _ := json.Marshal(s); return string(b) }
-	rows := []string{
-		"# mull's bridge plugin; its config keys: " + q(filepath.Join(filepath.Dir(entry), "README.md")),
-		"- insert:",
-		"    - id: mull",
-		"      name: " + q(entry),
-		"      config:",
-		"        baseUrl: " + q(url),
-	}
-	if logTo != "dsh" {
-		rows = append(rows, "        logTo: "+q(logTo)+"   # headless DSH keeps its logger's lines in memory only")
-	}
-	if hmr {
-		rows = append(rows,
-			"# DSH 0.1.0-rc.8 to 0.1.5-rc.2: the bundle disables hmr, but the launcher needs it to watch this file",
-			"- id: hmr",
-			"  disabled: false",
-			"  config: {root: []}")
-	}
-	return rows
+	return dshplugin.PatchRows(dshplugin.Rows{Entry: entry, BaseURL: url, LogTo: logTo, HMR: hmr})
 }
 
 // The block's marker lines.
@@ -829,18 +809,9 @@ func writeFileAtomic(path string, b []byte) error {
 	return os.Rename(tmp.Name(), path)
 }
 
-// loopbackListen is mull's listen address as DSH on this machine reaches it:
-// an unspecified host (0.0.0.0, ::, none) becomes 127.0.0.1.
-func loopbackListen(listen string) string {
-	host, port, err := net.SplitHostPort(listen)
-	if err != nil {
-		return listen
-	}
-	if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
-		host = "127.0.0.1"
-	}
-	return net.JoinHostPort(host, port)
-}
+// loopbackListen is mull's listen address as DSH on this machine reaches
+// it (integrations/dsh's LoopbackListen).
+func loopbackListen(listen string) string { return dshplugin.LoopbackListen(listen) }
 
 // checkText refuses what cannot go into a path or a YAML line as it is:
 // invalid UTF-8, NUL and other control characters.

@@ -45,6 +45,7 @@ var defaultResponders = map[string]Responder{
 	"consolidate_derive": consolidateDerive,
 	"reflect_task":       reflectTask,
 	"refine_review":      refineReview,
+	"bench_cell":         benchCell,
 }
 
 // retroSession answers a retro (learn/retro.Output): one lesson naming the

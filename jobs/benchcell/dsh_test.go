@@ -1,0 +1,248 @@
+package benchcell_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/jobs/benchcell"
+	"github.com/mullhq/mull/learn/bench"
+)
+
+// The real DSH logs at ../shared (its FORMAT.md describes them).
+var fixtureSessions = filepath.Join("..", "..", "..", "shared", "fixtures", "dsh", "home", "sessions")
+
+func fixtureLog(t *testing.T, dir, session, file string) string {
+	t.Helper()
+	p := filepath.Join(fixtureSessions, dir, session, file)
+	if _, err := os.Stat(p); err != nil {
+		t.Fatalf("fixture log missing (the repo expects ../shared beside it): %v", err)
+	}
+	return p
+}
+
+var s4 = []string{"--home-dev-shop-frontend--", "session-293a9768-7a49-469f-a49b-03ee04ee1add", "session.jsonl"}
+
+// S4's log (5 tool steps, then a summary) maps to its evidence: the last
+// assistant text, each call as "tool args", each result's head, and every
+// row kept, in order, as a JSON array.
+func TestSessionEvidenceS4(t *testing.T) {
+	out, err := benchcell.SessionEvidence(fixtureLog(t, s4[0], s4[1], s4[2]), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := out.Evidence
+	if !ev.Completed || !strings.HasPrefix(ev.Summary, "Added `GET /api/health`") || !strings.Contains(ev.Summary, "pnpm run typecheck") {
+		t.Errorf("completed %v, summary %q: want the last assistant text", ev.Completed, ev.Summary)
+	}
+	want := []string{`read {"file_path":"/home/dev/shop-frontend/server/api.ts"}`, `read {"file_path":"/home/dev/shop-frontend/package.json"}`}
+	if len(ev.Actions) != 5 || !slices.Equal(ev.Actions[:2], want) || ev.Actions[3] != "bash pnpm run typecheck" || ev.Actions[4] != "bash pnpm test" {
+		t.Errorf("actions %q", ev.Actions)
+	}
+	if len(ev.Observations) != 5 || !strings.HasPrefix(ev.Observations[0], "read: <path>/home/dev/shop-frontend/server/api.ts</path>") {
+		t.Errorf("observations %q", ev.Observations)
+	}
+	for _, o := range ev.Observations {
+		if len([]rune(o)) > benchcell.ObservationRun {
+			t.Errorf("observation of %d runes, want at most %d", len([]rune(o)), benchcell.ObservationRun)
+		}
+	}
+	var rows []map[string]any
+	if err := json.Unmarshal(out.Log, &rows); err != nil || len(rows) != 100 || rows[0]["type"] != "session" || rows[99]["type"] != "turn/end" {
+		t.Fatalf("log: %d rows (%v), want S4's 100 as a JSON array", len(rows), err)
+	}
+	// Not completed when DSH exited non-zero, whatever the log says.
+	if out, err := benchcell.SessionEvidence(fixtureLog(t, s4[0], s4[1], s4[2]), false); err != nil || out.Evidence.Completed {
+		t.Errorf("exit 1: completed %v (%v)", out.Evidence.Completed, err)
+	}
+}
+
+// The compressed logs map too: S1's failing command shows as a failed
+// observation; S3's provider error, which ends its turn, as the turn's
+// error.
+func TestSessionEvidenceFailures(t *testing.T) {
+	s1, err := benchcell.SessionEvidence(fixtureLog(t, "--home-dev-invoice-utils--", "session-618f3e2a-04f1-4c07-ae0d-228954177258", "session.jsonl.zstd"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(s1.Evidence.Observations, func(o string) bool { return strings.HasPrefix(o, "bash failed: ") }) {
+		t.Errorf("S1 observations %q: want the failing bash command", s1.Evidence.Observations)
+	}
+	s3, err := benchcell.SessionEvidence(fixtureLog(t, "--home-dev-weather-cli--", "session-408c8942-fb3e-4b5d-b173-6ffaed7af3c2", "session.jsonl.zstd"), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := s3.Evidence.Observations[len(s3.Evidence.Observations)-1]
+	if s3.Evidence.Completed || !strings.Contains(last, "turn ended in error: Internal server error: upstream model worker unavailable") {
+		t.Errorf("S3: completed %v, observations %q", s3.Evidence.Completed, s3.Evidence.Observations)
+	}
+	if _, err := benchcell.SessionEvidence(filepath.Join(t.TempDir(), "session.jsonl"), true); !isFailure(err, bench.DSHFailed) {
+		t.Errorf("missing log: %v, want dsh-failed", err)
+	}
+}
+
+func isFailure(err error, reason bench.FailureReason) bool {
+	var f *benchcell.Failure
+	return errors.As(err, &f) && f.Reason == reason
+}
+
+// fakeDSH is a dsh_command the test writes: it records what it was run
+// with (its arguments, environment, directory and the DSH home's files)
+// beside itself, then behaves as its mode file says.
+const fakeDSH = `#!/bin/sh
+here=$(dirname "$0")
+seen="$here/seen"
+mkdir -p "$seen"
+printf '%s\n' "$@" > "$seen/args"
+env | sort > "$seen/env"
+pwd > "$seen/pwd"
+cp "$DSH_HOME/profiles/headless/cordis.patch.yml" "$seen/profile.yml"
+cp "$DSH_HOME/bench.patch.yml" "$seen/extra.yml"
+[ -f "$DSH_HOME/mull/plugin.mjs" ] && [ -d "$DSH_HOME/mull/lib" ] && echo "$DSH_HOME/mull/plugin.mjs" > "$seen/plugin"
+log="$DSH_HOME/sessions/--cell--/session-1"
+case $(cat "$here/mode") in
+ok) mkdir -p "$log"; cp "$here/log.jsonl" "$log/session.jsonl"; echo "done"; exit 0 ;;
+failed) mkdir -p "$log"; cp "$here/log.jsonl" "$log/session.jsonl"; exit 1 ;;
+nolog) echo "cannot start" >&2; exit 1 ;;
+hang) exec sleep 60 ;;
+esac
+`
+
+type fakeCmd struct{ dir string }
+
+func newFakeDSH(t *testing.T) fakeCmd {
+	t.Helper()
+	f := fakeCmd{dir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(f.dir, "dsh"), []byte(fakeDSH), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(fixtureLog(t, s4[0], s4[1], s4[2]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(f.dir, "log.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func (f fakeCmd) mode(t *testing.T, m string) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(f.dir, "mode"), []byte(m), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (f fakeCmd) seen(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(f.dir, "seen", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func dshInput() benchcell.Input {
+	return benchcell.Input{CellInput: benches.CellInput{Run: benches.Run{ID: "bench_1", Workspace: "/w"},
+		Case:     bench.Case{ID: "c1", Statement: "Add a GET /api/health endpoint; use pnpm."},
+		Snapshot: bench.Snapshot{ID: "snap_cand", Kind: bench.MemorySnapshot}}, JobID: 7, Kind: "bench_cell"}
+}
+
+// The DSH executor runs dsh_command headless on the statement in a
+// workspace and DSH home of the cell's own, removed after: the plugin
+// written into the home with its patch rows (mull's URL, the side's
+// snapshot, the hmr row), the model and plain session logs in an extra
+// patch, and an environment holding DeepSeek's key and URL, mull's token
+// and telemetry off, but nothing else of mull's. The session log it
+// leaves is the evidence.
+func TestDSHExecutorRunsHeadless(t *testing.T) {
+	t.Setenv("MULL_SECRET_FOR_TEST", "must-not-reach-dsh")
+	f := newFakeDSH(t)
+	f.mode(t, "ok")
+	tmp := t.TempDir()
+	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh") + "  ", Timeout: time.Minute, Model: "deepseek-v4-flash",
+		BaseURL: "http://127.0.0.1:9/v1", APIKey: "sk-cell", SelfURL: "http://127.0.0.1:7788", APIToken: "tok", TempDir: tmp}
+	out, err := x.Execute(context.Background(), dshInput())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.Evidence.Completed || len(out.Evidence.Actions) != 5 || len(out.Log) == 0 {
+		t.Errorf("evidence %+v, log %d bytes: want S4's", out.Evidence, len(out.Log))
+	}
+	args := strings.Split(strings.TrimSuffix(f.seen(t, "args"), "\n"), "\n")
+	if len(args) != 5 || args[0] != "--profile" || args[1] != "headless" || args[2] != "--patch" ||
+		!strings.HasSuffix(args[3], "bench.patch.yml") || args[4] != "Add a GET /api/health endpoint; use pnpm." {
+		t.Errorf("args %q: want --profile headless --patch <extra> <statement>", args)
+	}
+	home := strings.TrimSuffix(args[3], "/bench.patch.yml")
+	env := f.seen(t, "env")
+	for _, want := range []string{"DSH_HOME=" + home + "\n", "DEEPSEEK_API_KEY=sk-cell\n", "DEEPSEEK_BASE_URL=http://127.0.0.1:9/v1\n",
+		"DSH_TELEMETRY_DISABLED=1\n", "MULL_API_TOKEN=tok\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %q:\n%s", want, env)
+		}
+	}
+	if strings.Contains(env, "must-not-reach-dsh") {
+		t.Errorf("mull's environment leaked into DSH's:\n%s", env)
+	}
+	if pwd := strings.TrimSpace(f.seen(t, "pwd")); filepath.Dir(pwd) != filepath.Dir(home) || filepath.Base(pwd) != "workspace" {
+		t.Errorf("ran in %s, want the cell's workspace beside %s", pwd, home)
+	}
+	profile := f.seen(t, "profile.yml")
+	for _, want := range []string{`name: "` + home + `/mull/plugin.mjs"`, `baseUrl: "http://127.0.0.1:7788"`, `benchSnapshot: "snap_cand"`,
+		`logTo: "stderr"`, "- id: hmr"} {
+		if !strings.Contains(profile, want) {
+			t.Errorf("profile patch lacks %q:\n%s", want, profile)
+		}
+	}
+	if strings.Contains(profile, "tok") || strings.Contains(profile, "sk-cell") {
+		t.Errorf("a secret was written to the profile:\n%s", profile)
+	}
+	if got := strings.TrimSpace(f.seen(t, "plugin")); got != home+"/mull/plugin.mjs" {
+		t.Errorf("plugin %q not written where the row names it", got)
+	}
+	extra := f.seen(t, "extra.yml")
+	if !strings.Contains(extra, `model: "deepseek-v4-flash"`) || !strings.Contains(extra, "compression: none") {
+		t.Errorf("extra patch:\n%s", extra)
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("the cell's directories were left behind: %v", left)
+	}
+}
+
+// How a DSH run can fail: an exit without a session log is dsh-failed; a
+// run past bench.dsh_timeout is killed and is a timeout; a command that
+// does not start is dsh-failed. An exit 1 with a log is evidence of an
+// incomplete run, not a failure.
+func TestDSHExecutorFailures(t *testing.T) {
+	f := newFakeDSH(t)
+	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh"), Timeout: time.Minute, TempDir: t.TempDir()}
+	f.mode(t, "failed")
+	if out, err := x.Execute(context.Background(), dshInput()); err != nil || out.Evidence.Completed {
+		t.Errorf("exit 1 with a log: completed %v, %v; want evidence, not completed", out.Evidence.Completed, err)
+	}
+	f.mode(t, "nolog")
+	if _, err := x.Execute(context.Background(), dshInput()); !isFailure(err, bench.DSHFailed) || !strings.Contains(err.Error(), "cannot start") {
+		t.Errorf("no log: %v, want dsh-failed with DSH's stderr", err)
+	}
+	f.mode(t, "hang")
+	x.Timeout = 200 * time.Millisecond
+	begin := time.Now()
+	if _, err := x.Execute(context.Background(), dshInput()); !isFailure(err, bench.Timeout) {
+		t.Errorf("hang: %v, want timeout", err)
+	}
+	if took := time.Since(begin); took > 30*time.Second {
+		t.Errorf("a hung DSH took %s to stop", took)
+	}
+	x.Command = filepath.Join(f.dir, "no-such-dsh")
+	if _, err := x.Execute(context.Background(), dshInput()); !isFailure(err, bench.DSHFailed) {
+		t.Errorf("missing command: %v, want dsh-failed", err)
+	}
+}
