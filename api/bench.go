@@ -115,9 +115,9 @@ func CheckRuns(runs int, cfg config.Bench) string {
 	return ""
 }
 
-// caseRequest is a case in POST /v1/admin/bench/cases, PATCH …/{id} and
+// CaseRequest is a case in POST /v1/admin/bench/cases, PATCH …/{id} and
 // the import's cases.
-type caseRequest struct {
+type CaseRequest struct {
 	ID         string `json:"id"`
 	Set        string `json:"set"`
 	Title      string `json:"title"`
@@ -126,15 +126,15 @@ type caseRequest struct {
 	Capability string `json:"capability"`
 }
 
-func (c caseRequest) input() benches.CaseInput {
+func (c CaseRequest) Input() benches.CaseInput {
 	return benches.CaseInput{ID: strings.TrimSpace(c.ID), Set: strings.TrimSpace(c.Set), Title: c.Title,
 		Statement: c.Statement, Rubric: c.Rubric, Capability: strings.TrimSpace(c.Capability)}
 }
 
-// check names the first required field that is empty, prefixed by at
+// Check names the first required field that is empty, prefixed by at
 // ("cases[2].") in an import; the service checks the rest (grammar,
 // lengths, the trust gate).
-func (c caseRequest) check(at string) (field, problem string) {
+func (c CaseRequest) Check(at string) (field, problem string) {
 	for _, f := range []struct{ name, v string }{{"id", c.ID}, {"title", c.Title}, {"statement", c.Statement}, {"rubric", c.Rubric}} {
 		if strings.TrimSpace(f.v) == "" {
 			return at + f.name, "required"
@@ -146,15 +146,15 @@ func (c caseRequest) check(at string) (field, problem string) {
 // benchAddCase is POST /v1/admin/bench/cases {id, set?, title, statement,
 // rubric, capability?}: 201 {case}, a draft.
 func (s *Server) benchAddCase(w http.ResponseWriter, r *http.Request) {
-	var in caseRequest
+	var in CaseRequest
 	if !decodeLedger(w, r, &in) {
 		return
 	}
-	if field, problem := in.check(""); field != "" {
+	if field, problem := in.Check(""); field != "" {
 		writeField(w, field, problem)
 		return
 	}
-	c, err := s.deps.Bench.AddCase(r.Context(), in.input())
+	c, err := s.deps.Bench.AddCase(r.Context(), in.Input())
 	if err != nil {
 		writeBenchError(w, err)
 		return
@@ -162,18 +162,18 @@ func (s *Server) benchAddCase(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusCreated, map[string]any{"case": c})
 }
 
-// importRequest is POST /v1/admin/bench/cases/import's body, and the
-// case-set file `mull bench cases add --file` reads (examples/bench-cases.json).
-type importRequest struct {
+// CaseSet is POST /v1/admin/bench/cases/import's body, and the case-set
+// file `mull bench cases add --file` reads (examples/bench-cases.json).
+type CaseSet struct {
 	Set   string        `json:"set"`
-	Cases []caseRequest `json:"cases"`
+	Cases []CaseRequest `json:"cases"`
 }
 
 // MaxImportCases caps one import.
 const MaxImportCases = 500
 
-// check names the first bad field of an import, or "".
-func (in importRequest) check() (field, problem string) {
+// Check names the first bad field of an import, or "".
+func (in CaseSet) Check() (field, problem string) {
 	switch n := len(in.Cases); {
 	case n == 0:
 		return "cases", "required: at least one case"
@@ -183,7 +183,7 @@ func (in importRequest) check() (field, problem string) {
 	seen := map[string]bool{}
 	for i, c := range in.Cases {
 		at := "cases[" + strconv.Itoa(i) + "]."
-		if field, problem := c.check(at); field != "" {
+		if field, problem := c.Check(at); field != "" {
 			return field, problem
 		}
 		if c.Set != "" && strings.TrimSpace(c.Set) != strings.TrimSpace(in.Set) {
@@ -198,12 +198,12 @@ func (in importRequest) check() (field, problem string) {
 	return "", ""
 }
 
-// inputs are the import's cases, each in the import's set.
-func (in importRequest) inputs() []benches.CaseInput {
+// Inputs are the import's cases, each in the import's set.
+func (in CaseSet) Inputs() []benches.CaseInput {
 	out := make([]benches.CaseInput, len(in.Cases))
 	for i, c := range in.Cases {
 		c.Set = in.Set
-		out[i] = c.input()
+		out[i] = c.Input()
 	}
 	return out
 }
@@ -211,15 +211,15 @@ func (in importRequest) inputs() []benches.CaseInput {
 // benchImport is POST /v1/admin/bench/cases/import {set, cases:[…]}: 201
 // {added:[ids]}, all or nothing.
 func (s *Server) benchImport(w http.ResponseWriter, r *http.Request) {
-	var in importRequest
+	var in CaseSet
 	if !decodeLedger(w, r, &in) {
 		return
 	}
-	if field, problem := in.check(); field != "" {
+	if field, problem := in.Check(); field != "" {
 		writeField(w, field, problem)
 		return
 	}
-	added, err := s.deps.Bench.ImportCases(r.Context(), in.inputs())
+	added, err := s.deps.Bench.ImportCases(r.Context(), in.Inputs())
 	if err != nil {
 		writeBenchError(w, err)
 		return
@@ -235,7 +235,7 @@ func (s *Server) benchImport(w http.ResponseWriter, r *http.Request) {
 // rubric, capability?, set?}: a draft's new texts (the whole case; a
 // frozen case is 409 benchmark:update:frozen).
 func (s *Server) benchUpdateCase(w http.ResponseWriter, r *http.Request) {
-	var in caseRequest
+	var in CaseRequest
 	if !decodeLedger(w, r, &in) {
 		return
 	}
@@ -245,11 +245,11 @@ func (s *Server) benchUpdateCase(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.ID = id
-	if field, problem := in.check(""); field != "" {
+	if field, problem := in.Check(""); field != "" {
 		writeField(w, field, problem)
 		return
 	}
-	c, err := s.deps.Bench.UpdateCase(r.Context(), in.input())
+	c, err := s.deps.Bench.UpdateCase(r.Context(), in.Input())
 	if err != nil {
 		writeBenchError(w, err)
 		return
