@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/api"
-	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/harnesses"
@@ -26,7 +25,6 @@ import (
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/tasks"
-	"github.com/mullhq/mull/workflows"
 )
 
 // inputRoute is one route with a request it would take: its path values
@@ -281,16 +279,17 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	cfg := enginetest.Config()
 	reg := engine.NewRegistry(nil)
 	registerRefine(reg, s, cfg) // POST /v1/admin/harness/refine enqueues one
+	mem := memories.New(s, cfg.Memory, cfg.Digest)
+	hs := harnesses.New(s, cfg.Harness, enginetest.Logger())
+	bs := registerBench(reg, s, cfg, hs, mem) // POST /v1/admin/bench/memory starts one
 	client := enginetest.NewClient(t, s, reg, cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)
-	mem := memories.New(s, cfg.Memory, cfg.Digest)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
 		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now,
-		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: harnesses.New(s, cfg.Harness, enginetest.Logger()),
-		Bench: benches.New(s, cfg.Bench, harnesses.New(s, cfg.Harness, enginetest.Logger()), mem, workflows.New(s, enginetest.Logger()), enginetest.Logger())})
+		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: hs, Bench: bs})
 	if err != nil {
 		t.Fatal(err)
 	}
