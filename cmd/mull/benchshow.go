@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,14 +128,22 @@ func benchMean(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return strconv.FormatFloat(*v, 'f', 1, 64)
+	return round2(*v)
+}
+
+// round2 prints a score or mean with at most two decimals.
+func round2(v float64) string {
+	return strconv.FormatFloat(math.Round(v*100)/100, 'f', -1, 64)
 }
 
 func benchDelta(v *float64) string {
 	if v == nil {
 		return "-"
 	}
-	return fmt.Sprintf("%+.1f", *v)
+	if *v >= 0 {
+		return "+" + round2(*v)
+	}
+	return round2(*v)
 }
 
 func printBenchDecision(w io.Writer, r benches.Run, d bench.Decision) {
