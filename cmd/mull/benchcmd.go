@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,7 +121,7 @@ Examples:
 				return err
 			}
 			defer a.close()
-			added, err := a.bench.ImportCases(cmd.Context(), set.Inputs())
+			added, err := addCases(cmd.Context(), a.bench, set, file != "")
 			if err != nil {
 				return benchErr(err)
 			}
@@ -144,6 +145,19 @@ Examples:
 	f.StringVar(&in.Capability, "capability", "", "an optional capability tag")
 	f.BoolVar(&asJSON, "json", false, "print the added cases as JSON")
 	return cmd
+}
+
+// addCases adds a file's cases all or nothing, or the one case the flags
+// give (its errors as the service words them).
+func addCases(ctx context.Context, svc *benches.Service, set api.CaseSet, fromFile bool) ([]bench.Case, error) {
+	if fromFile {
+		return svc.ImportCases(ctx, set.Inputs())
+	}
+	c, err := svc.AddCase(ctx, set.Inputs()[0])
+	if err != nil {
+		return nil, err
+	}
+	return []bench.Case{c}, nil
 }
 
 // caseSetFromFlags is the cases to add: the file's, or the one the flags
