@@ -126,6 +126,8 @@ type CaseRequest struct {
 	Capability string `json:"capability"`
 }
 
+// Input is the case as the service takes it: ids, set and capability
+// trimmed, the texts as given (the service's gate normalizes them).
 func (c CaseRequest) Input() benches.CaseInput {
 	return benches.CaseInput{ID: strings.TrimSpace(c.ID), Set: strings.TrimSpace(c.Set), Title: c.Title,
 		Statement: c.Statement, Rubric: c.Rubric, Capability: strings.TrimSpace(c.Capability)}
