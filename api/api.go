@@ -18,6 +18,7 @@ import (
 
 	"riverqueue.com/riverui"
 
+	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
@@ -58,6 +59,10 @@ type Deps struct {
 	// Harness is harness refinement (seed 004): the agent's /v1/harness/
 	// routes and the admin's. Nil: those routes answer 503.
 	Harness *harnesses.Service
+	// Bench is A/B benchmark runs (seed 004's benchmark): the admin's
+	// /v1/admin/bench/ routes, the agent's harness_benchmark and the
+	// benchmark cell's snapshot. Nil: those routes answer 503.
+	Bench *benches.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -92,6 +97,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.ops = newOpsMetrics(s.metrics.reg, d)
 	s.ledgerM = newLedgerMetrics(s.metrics.reg, d)
 	registerHarnessMetrics(s.metrics.reg, d)
+	registerBenchMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
 		Endpoints: riverui.NewEndpoints(d.Client, nil),
 		Logger:    d.Logger.With("component", "riverui"),
@@ -126,6 +132,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesTasks()
 	s.routesLedger()
 	s.routesHarness()
+	s.routesBench()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	return s, nil

@@ -163,6 +163,22 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/admin/harness/refine", body: `{"session":"session-1","global":false,"instruction":"focus"}`},
 	{pattern: "POST /v1/admin/harness/apply", body: `{"session":"session-1","automatic":false,"baseline":{"memory/m":1},"proposal":{"id":"p","summary":"s",` +
 		`"edits":[{"action":"update","kind":"memory","id":"m","content":"c","title":"t","description":"d","reason":"r","blast_radius":"general"}]}}`},
+	{pattern: "POST /v1/admin/bench/cases", body: `{"id":"c1","set":"demo","title":"t","statement":"s","rubric":"r","capability":"cap"}`},
+	{pattern: "POST /v1/admin/bench/cases/import", body: `{"set":"demo","cases":[{"id":"c2","set":"demo","title":"t","statement":"s","rubric":"r","capability":"cap"}]}`},
+	{pattern: "PATCH /v1/admin/bench/cases/{id}", path: map[string]string{"id": "c1"}, body: `{"id":"c1","set":"demo","title":"t","statement":"s","rubric":"r","capability":"cap"}`},
+	{pattern: "POST /v1/admin/bench/cases/{id}/freeze", path: map[string]string{"id": "c1"}},
+	{pattern: "POST /v1/admin/bench/freeze", body: `{"set":"demo"}`},
+	{pattern: "GET /v1/admin/bench/cases", query: map[string]string{"set": "demo", "state": "draft"}},
+	{pattern: "POST /v1/admin/bench/snapshots", body: `{"id":"snap-1","session":"session-1"}`},
+	{pattern: "GET /v1/admin/bench/snapshots", query: map[string]string{"limit": "5"}},
+	{pattern: "GET /v1/admin/bench/snapshots/{id}", path: map[string]string{"id": "snap-1"}},
+	{pattern: "POST /v1/admin/bench/runs", body: `{"refinement_id":"r1","reference_snapshot_id":"snap-1","set":"demo","runs":1,"workspace":"/w"}`},
+	{pattern: "POST /v1/admin/bench/memory", body: `{"workspace":"/w","set":"demo","runs":1}`},
+	{pattern: "GET /v1/admin/bench/runs", query: map[string]string{"kind": "memory", "status": "running", "limit": "5"}},
+	{pattern: "GET /v1/admin/bench/runs/{id}", path: map[string]string{"id": "bench_1"}},
+	{pattern: "POST /v1/harness/benchmark", body: `{"session":"session-1","action":"add-case","case_id":"c3","title":"t","statement":"s","rubric":"r",` +
+		`"capability":"cap","snapshot_id":"snap-2","reference_snapshot_id":"snap-1","refinement_id":"r1","run_id":"bench_1","runs":1,"provider":"p","model":"m"}`},
+	{pattern: "GET /v1/bench/snapshots/{id}/inject", path: map[string]string{"id": "snap-1"}, query: map[string]string{"query": "build"}},
 }
 
 // TestEveryRouteIsListed reads the routes api registers from its source,
@@ -263,15 +279,17 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	cfg := enginetest.Config()
 	reg := engine.NewRegistry(nil)
 	registerRefine(reg, s, cfg) // POST /v1/admin/harness/refine enqueues one
+	mem := memories.New(s, cfg.Memory, cfg.Digest)
+	hs := harnesses.New(s, cfg.Harness, enginetest.Logger())
+	bs := registerBench(reg, s, cfg, hs, mem) // POST /v1/admin/bench/memory starts one
 	client := enginetest.NewClient(t, s, reg, cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)
-	mem := memories.New(s, cfg.Memory, cfg.Digest)
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
 		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now,
-		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: harnesses.New(s, cfg.Harness, enginetest.Logger())})
+		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: hs, Bench: bs})
 	if err != nil {
 		t.Fatal(err)
 	}

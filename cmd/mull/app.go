@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
@@ -41,6 +42,9 @@ type app struct {
 	negledger *negledger.Service
 	// harness is harness refinement (seed 004), for the API and the CLI.
 	harness *harnesses.Service
+	// bench is A/B benchmark runs (seed 004's benchmark), for the API and
+	// the CLI.
+	bench *benches.Service
 	// builtin are the periodic jobs every worker runs whatever the config
 	// says: what the job kinds declared (jobs.Register).
 	builtin []config.Cron
@@ -124,6 +128,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.harness = harnesses.New(a.store, a.cfg.Harness, a.log.With("component", "harness"))
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection).
 		WithLedger(a.negledger)
+	a.bench = benches.New(a.store, a.cfg.Bench, a.harness, a.memories, a.runner, a.log.With("component", "bench"))
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
