@@ -221,7 +221,7 @@ func (s *Server) benchImport(w http.ResponseWriter, r *http.Request) {
 		writeField(w, field, problem)
 		return
 	}
-	added, err := s.deps.Bench.ImportCases(r.Context(), in.Inputs())
+	added, err := s.deps.Bench.AddCases(r.Context(), in.Inputs())
 	if err != nil {
 		writeBenchError(w, err)
 		return

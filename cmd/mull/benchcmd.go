@@ -151,7 +151,7 @@ Examples:
 // give (its errors as the service words them).
 func addCases(ctx context.Context, svc *benches.Service, set api.CaseSet, fromFile bool) ([]bench.Case, error) {
 	if fromFile {
-		return svc.ImportCases(ctx, set.Inputs())
+		return svc.AddCases(ctx, set.Inputs())
 	}
 	c, err := svc.AddCase(ctx, set.Inputs()[0])
 	if err != nil {

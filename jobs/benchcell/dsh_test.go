@@ -163,7 +163,7 @@ func dshInput() benchcell.Input {
 // and telemetry off, but nothing else of mull's. The session log it
 // leaves is the evidence.
 func TestDSHExecutorRunsHeadless(t *testing.T) {
-	t.Setenv("MULL_SECRET_FOR_TEST", "must-not-reach-dsh")
+	t.Setenv("MULL_ADMIN_TOKEN", "must-not-reach-dsh") // a real mull secret: the cell's DSH must not inherit it
 	f := newFakeDSH(t)
 	f.mode(t, "ok")
 	tmp := t.TempDir()
