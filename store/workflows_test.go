@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -45,10 +46,10 @@ func TestWorkflowRows(t *testing.T) {
 			if _, err := s.LockWorkflowRun(ctx, tx, "wf_1"); err != nil {
 				return err
 			}
-			for i, want := range []bool{true, false} {
-				got, err := s.ClaimWorkflowStep(ctx, tx, "wf_1", "a")
-				if err != nil || got != want {
-					t.Errorf("claim %d = %v, %v; want %v", i+1, got, err, want)
+			for i, want := range [][]string{{"a"}, nil} {
+				got, err := s.ClaimReadyWorkflowSteps(ctx, tx, "wf_1", "")
+				if err != nil || !slices.Equal(stepNames(got), want) {
+					t.Errorf("claim %d = %v, %v; want %v", i+1, stepNames(got), err, want)
 				}
 			}
 			if err := s.SetWorkflowStepJob(ctx, tx, "wf_1", "a", 42); err != nil {
@@ -91,13 +92,20 @@ func TestWorkflowRows(t *testing.T) {
 			return nil
 		})
 
-		// Active steps are the enqueued and running ones with a job.
+		// a's success unblocks b (its last dependency) but not c (which
+		// waits for b too); a is no leaf, so the run is not touched.
 		inTx(func(tx *sql.Tx) error {
-			if _, err := s.ClaimWorkflowStep(ctx, tx, "wf_1", "b"); err != nil {
-				return err
+			u, err := s.UnblockWorkflowDependents(ctx, tx, "wf_1", "a")
+			if err != nil || u != (store.Unblocked{Dependents: 2, Ready: 1}) {
+				t.Errorf("unblock after a = %+v, %v; want 2 dependents, 1 ready", u, err)
 			}
-			return s.SetWorkflowStepJob(ctx, tx, "wf_1", "b", 43)
+			got, err := s.ClaimReadyWorkflowSteps(ctx, tx, "wf_1", "a")
+			if err != nil || !slices.Equal(stepNames(got), []string{"b"}) || string(got[0].Args) != `{"step":"b"}` || got[0].Kind != "k" {
+				t.Errorf("claim after a = %+v, %v; want b", got, err)
+			}
+			return s.SetWorkflowStepJobs(ctx, tx, "wf_1", map[string]int64{"b": 43})
 		})
+		// Active steps are the enqueued and running ones with a job.
 		active, err := s.ActiveWorkflowSteps(ctx)
 		if err != nil || len(active) != 1 || active[0].Name != "b" || active[0].JobID != 43 {
 			t.Fatalf("active = %+v, %v; want step b with job 43", active, err)
@@ -108,9 +116,9 @@ func TestWorkflowRows(t *testing.T) {
 			if err := s.SetWorkflowRunStatus(ctx, tx, "wf_1", store.WorkflowFailed, "step b: boom"); err != nil {
 				return err
 			}
-			n, err := s.CancelWorkflowSteps(ctx, tx, "wf_1", "not started", store.WorkflowStepPending, store.WorkflowStepEnqueued)
-			if n != 2 {
-				t.Errorf("cancelled %d steps; want 2", n)
+			jobs, err := s.CancelWorkflowSteps(ctx, tx, "wf_1", "not started", store.WorkflowStepPending, store.WorkflowStepEnqueued)
+			if !slices.Equal(jobs, []int64{43}) {
+				t.Errorf("cancelled steps' jobs %v; want b's, 43 (c has none)", jobs)
 			}
 			return err
 		})
@@ -174,4 +182,54 @@ func stepNames(steps []store.WorkflowStep) []string {
 		out = append(out, st.Name)
 	}
 	return out
+}
+
+// TestWorkflowUnblockRace finishes dependencies of the same steps at once,
+// each in its own transaction (on Postgres, its own connection): exactly
+// one of the last two sees a dependent ready, and dependencies with
+// dependents in common, in opposite orders of name, never deadlock.
+func TestWorkflowUnblockRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		step := func(name string, deps ...string) store.WorkflowStep {
+			return store.WorkflowStep{Name: name, Kind: "k", Args: json.RawMessage(`{}`), Deps: deps, Status: store.WorkflowStepPending}
+		}
+		const rounds = 20
+		for round := range rounds {
+			id := fmt.Sprintf("wf_race%d", round)
+			run := store.WorkflowRun{ID: id, Name: "race", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`),
+				Steps: []store.WorkflowStep{step("a"), step("b"), step("x", "a", "b"), step("y", "a", "b"), step("z", "b", "a")}}
+			if err := s.InTx(ctx, func(tx *sql.Tx) error { return s.InsertWorkflowRun(ctx, tx, run) }); err != nil {
+				t.Fatal(err)
+			}
+			start := make(chan struct{})
+			results := make(chan store.Unblocked, 2)
+			errs := make(chan error, 2)
+			for _, dep := range []string{"a", "b"} {
+				go func() {
+					<-start
+					errs <- s.InTx(ctx, func(tx *sql.Tx) error {
+						u, err := s.UnblockWorkflowDependents(ctx, tx, id, dep)
+						results <- u
+						return err
+					})
+				}()
+			}
+			close(start)
+			ready := 0
+			for range 2 {
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				u := <-results
+				if u.Dependents != 3 {
+					t.Fatalf("round %d: %d dependents; want 3", round, u.Dependents)
+				}
+				ready += u.Ready
+			}
+			if ready != 3 {
+				t.Fatalf("round %d: %d steps seen ready; want x, y and z once each", round, ready)
+			}
+		}
+	})
 }

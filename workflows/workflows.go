@@ -93,7 +93,7 @@ func (r *Runner) Start(ctx context.Context, tx *sql.Tx, client *engine.Client, d
 	if err := r.store.InsertWorkflowRun(ctx, tx, run); err != nil {
 		return "", err
 	}
-	if err := r.enqueueReady(ctx, tx, client, run.ID, run.Steps); err != nil {
+	if err := r.enqueueReady(ctx, tx, client, run.ID, ""); err != nil {
 		return "", err
 	}
 	r.logger.InfoContext(ctx, "workflow run started", "run_id", run.ID, "workflow", def.Name, "steps", len(def.Steps))
@@ -166,7 +166,7 @@ var ErrFinished = errors.New("workflow run already finished")
 // an operator's retry from reviving it.
 func (r *Runner) Cancel(ctx context.Context, client *engine.Client, runID string) error {
 	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, steps, err := r.lockRun(ctx, tx, runID)
+		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
@@ -183,7 +183,7 @@ func (r *Runner) Cancel(ctx context.Context, client *engine.Client, runID string
 		if err := r.setRun(ctx, tx, &run, store.WorkflowCancelled, reason); err != nil {
 			return err
 		}
-		return r.cancelRest(ctx, tx, client, runID, steps, "run cancelled", true)
+		return r.cancelRest(ctx, tx, client, runID, "run cancelled", true)
 	})
 	if err == nil {
 		r.logger.InfoContext(ctx, "workflow run cancelled", "run_id", runID)
