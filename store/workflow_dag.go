@@ -14,8 +14,9 @@ import (
 // A step's completion touches only its own row, its dependents' rows and,
 // for a leaf, its run's row, so what a step costs does not grow with the
 // width of its run: workflow_edges finds the dependents by the step they
-// depend on, workflow_steps.waiting counts the dependencies each step still
-// waits for, and workflow_runs.open_leaves the leaves not yet succeeded.
+// depend on, workflow_waits counts the dependencies each step still waits
+// for, dealt into buckets, workflow_steps.waiting the buckets that still
+// wait, and workflow_runs.open_leaves the leaves not yet succeeded.
 
 // workflowInsertChunk is how many rows one multi-row insert carries: few round
 // trips for a wide run, far below either database's parameter limit.
@@ -31,24 +32,45 @@ func (s *Store) InsertWorkflowRun(ctx context.Context, tx *sql.Tx, run WorkflowR
 		values ($1, $2, $3, $4, $5, $5, $6)`, run.ID, run.Name, run.Status, string(run.Input), now, leaves(run.Steps)); err != nil {
 		return fmt.Errorf("insert workflow run %s: %w", run.ID, err)
 	}
-	var steps, edges [][]any
+	var steps, edges, waits [][]any
 	for i, st := range run.Steps {
 		deps := []byte("[]")
 		if len(st.Deps) > 0 {
 			deps, _ = json.Marshal(st.Deps) // a []string always marshals
 		}
-		steps = append(steps, []any{run.ID, st.Name, i, st.Kind, string(st.Args), string(deps), st.Status, len(st.Deps)})
-		for _, dep := range st.Deps {
-			edges = append(edges, []any{run.ID, dep, st.Name})
+		buckets := bucketsFor(len(st.Deps))
+		steps = append(steps, []any{run.ID, st.Name, i, st.Kind, string(st.Args), string(deps), st.Status, buckets})
+		for j, dep := range st.Deps {
+			edges = append(edges, []any{run.ID, dep, st.Name, j % buckets})
+		}
+		for b := range buckets {
+			waits = append(waits, []any{run.ID, st.Name, b, (len(st.Deps) - b + buckets - 1) / buckets})
 		}
 	}
-	if err := insertRows(ctx, tx, `workflow_steps (run_id, name, position, kind, args, deps, status, waiting)`, steps); err != nil {
-		return fmt.Errorf("insert workflow steps of %s: %w", run.ID, err)
-	}
-	if err := insertRows(ctx, tx, `workflow_edges (run_id, dep, step)`, edges); err != nil {
-		return fmt.Errorf("insert workflow edges of %s: %w", run.ID, err)
+	for _, rows := range []struct {
+		table string
+		rows  [][]any
+	}{
+		{`workflow_steps (run_id, name, position, kind, args, deps, status, waiting)`, steps},
+		{`workflow_edges (run_id, dep, step, bucket)`, edges},
+		{`workflow_waits (run_id, step, bucket, waiting)`, waits},
+	} {
+		if err := insertRows(ctx, tx, rows.table, rows.rows); err != nil {
+			return fmt.Errorf("insert %s of %s: %w", rows.table, run.ID, err)
+		}
 	}
 	return nil
+}
+
+// bucketsFor says into how many buckets n dependencies are dealt: about
+// √n, so neither a bucket's row nor the step's is taken by more than about
+// √n successes.
+func bucketsFor(n int) int {
+	b := 0
+	for b*b < n {
+		b++
+	}
+	return b
 }
 
 // leaves counts the steps no other step depends on.
@@ -140,41 +162,81 @@ type Unblocked struct {
 }
 
 // UnblockWorkflowDependents takes the succeeded step dep off the count of
-// every step that comes after it. On Postgres the dependents' rows are
-// locked in name order, so two steps with dependents in common never
-// deadlock, and the decrements of two dependencies finishing at once are
-// serialized on the dependent's row: exactly one of them sees 0. Call it
-// once per step, when it succeeds.
+// every step that comes after it: off its bucket, and off the step when
+// that was the bucket's last. The decrements of dependencies finishing at
+// once are serialized on the bucket's row, then on the step's, so exactly
+// one of them sees a step ready. On Postgres buckets are locked before
+// steps, each in name order, so two successes never deadlock. Call it once
+// per step, when it succeeds.
 func (s *Store) UnblockWorkflowDependents(ctx context.Context, tx *sql.Tx, runID, dep string) (Unblocked, error) {
+	var u Unblocked
+	emptied, err := s.decrement(ctx, tx, runID, dep, &u)
+	if err != nil || len(emptied) == 0 {
+		return u, err
+	}
+	names, _ := json.Marshal(emptied) // strings always marshal
 	q := `update workflow_steps set waiting = waiting - 1
-		where run_id = $1 and name in (select step from workflow_edges where run_id = $1 and dep = $2)
+		where run_id = $1 and name in (select value from json_each($2))
 		returning status, waiting`
 	if s.Dialect == Postgres {
 		q = `with locked as (
-			select s.name from workflow_steps s join workflow_edges e on e.run_id = s.run_id and e.step = s.name
-			where e.run_id = $1 and e.dep = $2 order by s.name for update of s)
+			select name from workflow_steps
+			where run_id = $1 and name in (select json_array_elements_text($2::json)) order by name for update)
 		update workflow_steps w set waiting = w.waiting - 1 from locked
 		where w.run_id = $1 and w.name = locked.name
 		returning w.status, w.waiting`
 	}
-	rows, err := tx.QueryContext(ctx, q, runID, dep)
+	rows, err := tx.QueryContext(ctx, q, runID, string(names))
 	if err != nil {
-		return Unblocked{}, fmt.Errorf("unblock dependents of workflow step %s/%s: %w", runID, dep, err)
+		return u, fmt.Errorf("unblock dependents of workflow step %s/%s: %w", runID, dep, err)
 	}
 	defer rows.Close()
-	var u Unblocked
 	for rows.Next() {
 		var status string
 		var waiting int
 		if err := rows.Scan(&status, &waiting); err != nil {
 			return u, err
 		}
-		u.Dependents++
 		if waiting == 0 && status == WorkflowStepPending {
 			u.Ready++
 		}
 	}
 	return u, rows.Err()
+}
+
+// decrement takes dep off its bucket of every step after it, counts those
+// steps in u.Dependents and returns the steps whose bucket it emptied.
+func (s *Store) decrement(ctx context.Context, tx *sql.Tx, runID, dep string, u *Unblocked) ([]string, error) {
+	q := `update workflow_waits set waiting = waiting - 1
+		where run_id = $1 and (step, bucket) in (select step, bucket from workflow_edges where run_id = $1 and dep = $2)
+		returning step, waiting`
+	if s.Dialect == Postgres {
+		q = `with locked as (
+			select w.step, w.bucket from workflow_waits w
+			join workflow_edges e on e.run_id = w.run_id and e.step = w.step and e.bucket = w.bucket
+			where e.run_id = $1 and e.dep = $2 order by w.step, w.bucket for update of w)
+		update workflow_waits w set waiting = w.waiting - 1 from locked
+		where w.run_id = $1 and w.step = locked.step and w.bucket = locked.bucket
+		returning w.step, w.waiting`
+	}
+	rows, err := tx.QueryContext(ctx, q, runID, dep)
+	if err != nil {
+		return nil, fmt.Errorf("unblock dependents of workflow step %s/%s: %w", runID, dep, err)
+	}
+	defer rows.Close()
+	var emptied []string
+	for rows.Next() {
+		var step string
+		var waiting int
+		if err := rows.Scan(&step, &waiting); err != nil {
+			return nil, err
+		}
+		u.Dependents++
+		if waiting == 0 {
+			emptied = append(emptied, step)
+		}
+	}
+	return emptied, rows.Err()
 }
 
 // ClaimReadyWorkflowSteps moves to enqueued the pending steps of a run that

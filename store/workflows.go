@@ -173,10 +173,75 @@ func (s *Store) StartWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name s
 		WorkflowStepRunning, attempt, s.Now())
 }
 
-// SucceedWorkflowStep records a step's output and success.
-func (s *Store) SucceedWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name string, output json.RawMessage) error {
-	return s.updateStep(ctx, tx, runID, name, `status = $3, output = $4, error = '', finished_at = $5`,
-		WorkflowStepSucceeded, string(output), s.Now())
+// SucceedWorkflowStep records a step's output and success, unless it has
+// succeeded before, and returns its run's status: in one statement, as it
+// is on the path of every step. ok is false when nothing was recorded (the
+// step had succeeded, or does not exist). On Postgres the step's row stays
+// locked until tx ends.
+func (s *Store) SucceedWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name string, output json.RawMessage) (string, bool, error) {
+	var status string
+	err := tx.QueryRowContext(ctx, `update workflow_steps set status = $3, output = $4, error = '', finished_at = $5
+		where run_id = $1 and name = $2 and status <> $3
+		returning (select status from workflow_runs where id = $1)`,
+		runID, name, WorkflowStepSucceeded, string(output), s.Now()).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("succeed workflow step %s/%s: %w", runID, name, err)
+	}
+	return status, true, nil
+}
+
+// StepStart is what an attempt that starts its step reads.
+type StepStart struct {
+	Deps      []string
+	Input     json.RawMessage
+	RunStatus string
+	// Outputs are the dependencies' outputs, by name.
+	Outputs map[string]json.RawMessage
+}
+
+// TryStartWorkflowStep marks a step running for one attempt of job jobID
+// and reads what the step may read, in one statement (through q, which may
+// be the database itself: the statement is its own transaction), when that
+// is plainly what should happen: the job still works the step, the step is
+// enqueued, running (an attempt after a crash) or failed (an operator's
+// retry), and the run is running or failed. ok is false otherwise, and
+// nothing was written. On Postgres a step a sibling is cancelling is waited
+// for and then seen cancelled.
+func (s *Store) TryStartWorkflowStep(ctx context.Context, q querier, runID, name string, jobID int64, attempt int) (StepStart, bool, error) {
+	outputs := `(select json_group_object(d.name, json(d.output)) from workflow_steps d
+		where d.run_id = $1 and d.output is not null and d.name in (select value from json_each(workflow_steps.deps)))`
+	if s.Dialect == Postgres {
+		outputs = `(select json_object_agg(d.name, d.output::json)::text from workflow_steps d
+			where d.run_id = $1 and d.output is not null and d.name in (select jsonb_array_elements_text(workflow_steps.deps::jsonb)))`
+	}
+	var st StepStart
+	var deps, input string
+	var outs sql.NullString
+	err := q.QueryRowContext(ctx, `update workflow_steps set status = $5, attempts = $4, started_at = $6, finished_at = null
+		where run_id = $1 and name = $2 and job_id = $3 and status in ($7, $5, $8)
+		  and (select status from workflow_runs where id = $1) in ($9, $10)
+		returning deps, (select input from workflow_runs where id = $1), (select status from workflow_runs where id = $1), `+outputs,
+		runID, name, jobID, attempt, WorkflowStepRunning, s.Now(), WorkflowStepEnqueued, WorkflowStepFailed,
+		WorkflowRunning, WorkflowFailed).Scan(&deps, &input, &st.RunStatus, &outs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, fmt.Errorf("start workflow step %s/%s: %w", runID, name, err)
+	}
+	if err := json.Unmarshal([]byte(deps), &st.Deps); err != nil {
+		return st, false, fmt.Errorf("workflow step %s/%s: bad deps %q: %w", runID, name, deps, err)
+	}
+	st.Input, st.Outputs = json.RawMessage(input), map[string]json.RawMessage{}
+	if outs.Valid {
+		if err := json.Unmarshal([]byte(outs.String), &st.Outputs); err != nil {
+			return st, false, fmt.Errorf("workflow step %s/%s: dependencies' outputs: %w", runID, name, err)
+		}
+	}
+	return st, true, nil
 }
 
 // RetryWorkflowStep records a failed attempt whose job River will retry:

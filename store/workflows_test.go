@@ -58,7 +58,13 @@ func TestWorkflowRows(t *testing.T) {
 			if err := s.StartWorkflowStep(ctx, tx, "wf_1", "a", 2); err != nil {
 				return err
 			}
-			return s.SucceedWorkflowStep(ctx, tx, "wf_1", "a", json.RawMessage(`{"v":3}`))
+			for i, want := range []bool{true, false} { // a success is recorded once
+				status, ok, err := s.SucceedWorkflowStep(ctx, tx, "wf_1", "a", json.RawMessage(`{"v":3}`))
+				if err != nil || ok != want || (ok && status != store.WorkflowRunning) {
+					t.Errorf("succeed %d = %q, %v, %v; want the run's status, %v", i+1, status, ok, err, want)
+				}
+			}
+			return nil
 		})
 
 		run, err := s.GetWorkflowRun(ctx, "wf_1")
@@ -184,51 +190,67 @@ func stepNames(steps []store.WorkflowStep) []string {
 	return out
 }
 
-// TestWorkflowUnblockRace finishes dependencies of the same steps at once,
-// each in its own transaction (on Postgres, its own connection): exactly
-// one of the last two sees a dependent ready, and dependencies with
-// dependents in common, in opposite orders of name, never deadlock.
+// TestWorkflowUnblockRace finishes the dependencies of the same steps at
+// once, each in its own transaction (on Postgres, its own connection):
+// exactly one sees each dependent ready, whether its dependencies share one
+// bucket or are dealt into several, and dependencies with dependents in
+// common, listed in opposite orders, never deadlock.
 func TestWorkflowUnblockRace(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		step := func(name string, deps ...string) store.WorkflowStep {
 			return store.WorkflowStep{Name: name, Kind: "k", Args: json.RawMessage(`{}`), Deps: deps, Status: store.WorkflowStepPending}
 		}
-		const rounds = 20
+		var roots []string
+		var steps []store.WorkflowStep
+		for i := range 9 {
+			roots = append(roots, fmt.Sprintf("d%d", i))
+			steps = append(steps, step(roots[i]))
+		}
+		// w's nine dependencies fill three buckets; x and z wait for the
+		// same two, listed in opposite orders.
+		steps = append(steps, step("w", roots...), step("x", "d0", "d1"), step("z", "d1", "d0"))
+		want := map[string]int{"d0": 3, "d1": 3}
+		const rounds = 10
 		for round := range rounds {
 			id := fmt.Sprintf("wf_race%d", round)
-			run := store.WorkflowRun{ID: id, Name: "race", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`),
-				Steps: []store.WorkflowStep{step("a"), step("b"), step("x", "a", "b"), step("y", "a", "b"), step("z", "b", "a")}}
+			run := store.WorkflowRun{ID: id, Name: "race", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`), Steps: steps}
 			if err := s.InTx(ctx, func(tx *sql.Tx) error { return s.InsertWorkflowRun(ctx, tx, run) }); err != nil {
 				t.Fatal(err)
 			}
 			start := make(chan struct{})
-			results := make(chan store.Unblocked, 2)
-			errs := make(chan error, 2)
-			for _, dep := range []string{"a", "b"} {
+			type result struct {
+				dep string
+				u   store.Unblocked
+				err error
+			}
+			results := make(chan result, len(roots))
+			for _, dep := range roots {
 				go func() {
 					<-start
-					errs <- s.InTx(ctx, func(tx *sql.Tx) error {
-						u, err := s.UnblockWorkflowDependents(ctx, tx, id, dep)
-						results <- u
+					var u store.Unblocked
+					err := s.InTx(ctx, func(tx *sql.Tx) error {
+						var err error
+						u, err = s.UnblockWorkflowDependents(ctx, tx, id, dep)
 						return err
 					})
+					results <- result{dep, u, err}
 				}()
 			}
 			close(start)
 			ready := 0
-			for range 2 {
-				if err := <-errs; err != nil {
-					t.Fatalf("round %d: %v", round, err)
+			for range roots {
+				r := <-results
+				if r.err != nil {
+					t.Fatalf("round %d: %s: %v", round, r.dep, r.err)
 				}
-				u := <-results
-				if u.Dependents != 3 {
-					t.Fatalf("round %d: %d dependents; want 3", round, u.Dependents)
+				if r.u.Dependents != max(want[r.dep], 1) {
+					t.Fatalf("round %d: %s has %d dependents; want %d", round, r.dep, r.u.Dependents, max(want[r.dep], 1))
 				}
-				ready += u.Ready
+				ready += r.u.Ready
 			}
 			if ready != 3 {
-				t.Fatalf("round %d: %d steps seen ready; want x, y and z once each", round, ready)
+				t.Fatalf("round %d: %d steps seen ready; want w, x and z once each", round, ready)
 			}
 		}
 	})

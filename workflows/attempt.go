@@ -42,9 +42,18 @@ type snapshot struct {
 // it. A nil snapshot means the step must not run; Work returns err as is
 // (nil, or a JobCancel).
 func (r *Runner) begin(ctx context.Context, a attempt) (*snapshot, error) {
+	// The common case is one statement, its own transaction; anything
+	// unusual is decided in one from the step's row, held, and the run's.
+	start, ok, err := r.store.TryStartWorkflowStep(ctx, r.store.DB, a.runID, a.step, a.job.ID, a.job.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return newSnapshot(start), nil
+	}
 	var snap *snapshot
 	var stop error
-	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
+	err = r.store.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		snap, stop, err = r.beginTx(ctx, tx, a)
 		return err
@@ -86,19 +95,20 @@ func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot,
 		}
 		return nil, stop, r.store.FinishWorkflowStep(ctx, tx, a.runID, a.step, store.WorkflowStepCancelled, "run "+run.Status)
 	}
-	snap, err := r.startStep(ctx, tx, a, run, st)
-	return snap, nil, err
-}
-
-func (r *Runner) startStep(ctx context.Context, tx *sql.Tx, a attempt, run store.WorkflowRun, st store.WorkflowStep) (*snapshot, error) {
 	if err := r.store.StartWorkflowStep(ctx, tx, a.runID, a.step, a.job.Attempt); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outputs, err := r.store.WorkflowStepOutputs(ctx, tx, a.runID, st.Deps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &snapshot{input: run.Input, deps: st.Deps, outputs: outputs, replay: run.Status == store.WorkflowFailed}, nil
+	return newSnapshot(store.StepStart{Deps: st.Deps, Input: run.Input, RunStatus: run.Status, Outputs: outputs}), nil, nil
+}
+
+// newSnapshot is what a started step reads; an attempt that begins in a
+// failed run is an operator's retry.
+func newSnapshot(start store.StepStart) *snapshot {
+	return &snapshot{input: start.Input, deps: start.Deps, outputs: start.Outputs, replay: start.RunStatus == store.WorkflowFailed}
 }
 
 // call runs the step function, turning a panic into an error so the
@@ -135,34 +145,30 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 	}
 	client := river.ClientFromContext[*sql.Tx](ctx)
 	return r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, err := r.runForSuccess(ctx, tx, a.runID)
+		status, ok, err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output)
 		if err != nil {
 			return err
 		}
-		st, ok, err := r.store.WorkflowStepTx(ctx, tx, a.runID, a.step, store.Lock)
-		if err != nil {
-			return err
-		}
-		if !ok || st.Status == store.WorkflowStepSucceeded {
+		if !ok {
 			return a.complete(ctx, tx)
-		}
-		if err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output); err != nil {
-			return err
 		}
 		if res.Apply != nil {
 			if err := res.Apply(ctx, tx); err != nil {
 				return fmt.Errorf("apply: %w", err)
 			}
 		}
-		if err := r.advance(ctx, tx, client, &run, a.step); err != nil {
+		if err := a.complete(ctx, tx); err != nil {
+			return err
+		}
+		// Last, so the dependents' rows, which the steps they come after
+		// all take, are held only until the commit that follows.
+		if err := r.advance(ctx, tx, client, a.runID, status, a.step); err != nil {
 			return err
 		}
 		if r.beforeCommit != nil {
-			if err := r.beforeCommit(a.step); err != nil {
-				return err
-			}
+			return r.beforeCommit(a.step)
 		}
-		return a.complete(ctx, tx)
+		return nil
 	})
 }
 

@@ -17,10 +17,14 @@ import (
 // Locks, so that a step costs the same whatever the width of its run and
 // two transactions never deadlock on Postgres: an attempt's start and a
 // step's success hold only their own step's row and the rows of the steps
-// that come after it (in name order). The run's row is locked only by the
-// rare moves of a whole run (fail, cancel, revive, reconcile), always
-// before any step's row, and by a leaf closing, which holds nothing but its
-// own running row, a row no run-locking transaction waits for. Exactly-once
+// that come after it (in name order). The run's row is locked by the rare
+// moves of a whole run (fail, cancel, reconcile) before any step's row, and
+// after its own step's row only by a success that may revive the run or
+// closes a leaf: that row is running, and no transaction holding the run
+// waits for a running row (cancels take pending and enqueued ones, a
+// revival cancelled ones and the dependents of its step, which cannot have
+// started; reconcile skips rows others hold; a failing attempt whose job no
+// longer works its step locks nothing). Exactly-once
 // enqueue rests on the dependents' rows: their counts of unfinished
 // dependencies are decremented under their locks, and a step is claimed
 // (pending → enqueued) before its job is inserted.
@@ -65,61 +69,56 @@ func (r *Runner) enqueueReady(ctx context.Context, tx *sql.Tx, client *engine.Cl
 	return r.store.SetWorkflowStepJobs(ctx, tx, runID, jobs)
 }
 
-// runForSuccess reads the run of a step about to succeed. A running run
-// is read without its lock: the step's success only touches the steps
-// after it (and, for a leaf, the run's row at the very end). Any other run
-// is locked now, before the step's row, since this success may revive it;
-// a run that fails after this read has another failed step, so it would
-// not be revived anyway.
-func (r *Runner) runForSuccess(ctx context.Context, tx *sql.Tx, runID string) (store.WorkflowRun, error) {
-	run, err := r.store.ReadWorkflowRun(ctx, tx, runID)
-	if err != nil || run.Status == store.WorkflowRunning {
-		return run, err
+// advance moves a run on after its step name succeeded; status is the
+// run's status as that success read it. A running run is not locked: the
+// success touches only the steps after name, and for a leaf the run's row
+// at the very end. A run in any other state is locked, since the success
+// may revive it: a failed run with no failed step left comes back to life.
+// Then the steps after name count one dependency less, those left waiting
+// for nothing are enqueued, and a leaf's success may finish the run.
+func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, status, name string) error {
+	revived := false
+	if status != store.WorkflowRunning {
+		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if revived, err = r.revive(ctx, tx, &run); err != nil {
+			return err
+		}
+		status = run.Status
 	}
-	return r.store.LockWorkflowRun(ctx, tx, runID)
-}
-
-// advance moves a run on after its step name succeeded: a failed run with
-// no failed step left comes back to life, the steps after name count one
-// dependency less and those left waiting for nothing are enqueued, and a
-// leaf's success may finish the run. run is runForSuccess's.
-func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, run *store.WorkflowRun, name string) error {
-	revived, err := r.revive(ctx, tx, run)
-	if err != nil {
-		return err
-	}
-	u, err := r.store.UnblockWorkflowDependents(ctx, tx, run.ID, name)
+	u, err := r.store.UnblockWorkflowDependents(ctx, tx, runID, name)
 	if err != nil {
 		return err
 	}
 	switch {
-	case run.Status != store.WorkflowRunning:
+	case status != store.WorkflowRunning:
 	case revived:
-		err = r.enqueueReady(ctx, tx, client, run.ID, "")
+		err = r.enqueueReady(ctx, tx, client, runID, "")
 	case u.Ready > 0:
-		err = r.enqueueReady(ctx, tx, client, run.ID, name)
+		err = r.enqueueReady(ctx, tx, client, runID, name)
 	}
 	if err != nil || u.Dependents > 0 {
 		return err
 	}
-	return r.closeLeaf(ctx, tx, run.ID, run.Name)
+	return r.closeLeaf(ctx, tx, runID)
 }
 
 // closeLeaf counts a leaf's success on its run, which succeeds with its
 // last leaf: every step is a leaf or comes before one.
-func (r *Runner) closeLeaf(ctx context.Context, tx *sql.Tx, runID, name string) error {
+func (r *Runner) closeLeaf(ctx context.Context, tx *sql.Tx, runID string) error {
 	open, status, err := r.store.CloseWorkflowLeaf(ctx, tx, runID)
 	if err != nil || open > 0 || status != store.WorkflowRunning {
 		return err
 	}
-	r.logger.InfoContext(ctx, "workflow run succeeded", "run_id", runID, "workflow", name)
+	r.logger.InfoContext(ctx, "workflow run succeeded", "run_id", runID)
 	return r.store.SetWorkflowRunStatus(ctx, tx, runID, store.WorkflowSucceeded, "")
 }
 
 // revive puts a failed run with no failed step left back to running and
 // its cancelled steps back to pending, after an operator's retry made its
-// last failed step succeed. A run that is not running is locked (see
-// runForSuccess).
+// last failed step succeed. The caller holds the run's lock.
 func (r *Runner) revive(ctx context.Context, tx *sql.Tx, run *store.WorkflowRun) (bool, error) {
 	if run.Status != store.WorkflowFailed {
 		return false, nil
