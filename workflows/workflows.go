@@ -4,7 +4,12 @@
 // enqueue of the steps it unblocks, so a crash between the two neither loses
 // nor duplicates a step. A step that uses up its attempts fails the run and
 // cancels what has not started; an operator who retries it brings the run
-// back. Runs and steps live in store (workflow_runs, workflow_steps).
+// back. Runs and steps live in store (workflow_runs, workflow_steps, and
+// the edges and counts of unfinished dependencies, workflow_edges and
+// workflow_waits). A step's start and completion touch only its own row
+// and its dependents' (and a leaf its run's), so a step costs the same in
+// a 1000-wide fan-out as in a 10-wide one; transitions.go says how the
+// locks are ordered so that none of this deadlocks.
 package workflows
 
 import (
