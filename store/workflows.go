@@ -130,12 +130,6 @@ func (s *Store) WorkflowRunStatus(ctx context.Context, q querier, id string) (st
 	return status, nil
 }
 
-// WorkflowStepsTx lists a run's steps in definition order, without their
-// outputs (which can be large and are read only by dependents).
-func (s *Store) WorkflowStepsTx(ctx context.Context, tx *sql.Tx, runID string) ([]WorkflowStep, error) {
-	return workflowSteps(ctx, tx, runID, false)
-}
-
 // WorkflowStepOutputs reads the outputs of some of a run's steps, by name.
 func (s *Store) WorkflowStepOutputs(ctx context.Context, tx *sql.Tx, runID string, names []string) (map[string]json.RawMessage, error) {
 	out := map[string]json.RawMessage{}

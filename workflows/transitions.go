@@ -15,18 +15,18 @@ import (
 )
 
 // Locks, so that a step costs the same whatever the width of its run and
-// two transactions never deadlock on Postgres: an attempt's start and a
-// step's success hold only their own step's row and the rows of the steps
-// that come after it (in name order). The run's row is locked by the rare
-// moves of a whole run (fail, cancel, reconcile) before any step's row, and
-// after its own step's row only by a success that may revive the run or
-// closes a leaf: that row is running, and no transaction holding the run
-// waits for a running row (cancels take pending and enqueued ones, a
-// revival cancelled ones and the dependents of its step, which cannot have
-// started; reconcile skips rows others hold; a failing attempt whose job no
-// longer works its step locks nothing). Exactly-once
-// enqueue rests on the dependents' rows: their counts of unfinished
-// dependencies are decremented under their locks, and a step is claimed
+// two transactions never deadlock on Postgres. An attempt's start holds
+// its own step's row. A success holds its own row, then the rows that
+// count what the steps after it still wait for: their buckets, then those
+// steps, each in name order. The run's row is locked by the rare moves of
+// a whole run (fail, cancel, reconcile) before any step's row, and after
+// its own step's row only by a success that may revive the run or closes a
+// leaf: that row is running, and no transaction holding the run waits for
+// a running row (cancels take pending and enqueued rows, a revival
+// cancelled ones and the dependents of its step, which cannot have started;
+// reconcile skips rows others hold; a failing attempt whose job no longer
+// works its step locks nothing). Exactly-once enqueue rests on those
+// counts, decremented under their rows' locks, and on the claim of a step
 // (pending → enqueued) before its job is inserted.
 
 // storedArgs inserts a step job from the args JSON kept in its step row.
