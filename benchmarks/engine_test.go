@@ -63,24 +63,61 @@ func BenchmarkNoopJobs(b *testing.B) {
 			benchClient(b, c)
 		})
 		b.Run(dialect+"/workflow", func(b *testing.B) {
-			s := storetest.New(b, dialect)
-			reg := engine.NewRegistry(nil)
-			runner := workflows.New(s, enginetest.Logger())
-			workflows.AddStep(reg, runner, engine.Spec{Timeout: time.Minute},
-				func(context.Context, *workflows.Step[noopArgs]) (workflows.Result, error) {
-					return workflows.Result{Output: true}, nil
-				})
-			cfg := config.Default()
-			cfg.Workers.Queues = map[string]int{"default": benchWorkers}
-			c := enginetest.NewClient(b, s, reg, cfg, true)
-			benchWorkflows(b, s, runner, c)
+			s, r, c := workflowEnv(b, dialect)
+			benchWorkflows(b, s, r, c, 98, false)
 		})
 	}
 }
 
-func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine.Client) {
+// BenchmarkWorkflowWidth works b.N no-op workflow steps on each database as
+// split → W parts → join runs, 10 and 1000 wide, and reports what a step
+// costs: with a step's completion reading and unblocking only its
+// dependents, ns/step must not grow with the width.
+func BenchmarkWorkflowWidth(b *testing.B) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		for _, width := range []int{10, 1000} {
+			b.Run(fmt.Sprintf("%s/%d", dialect, width), func(b *testing.B) {
+				s, r, c := workflowEnv(b, dialect)
+				benchWorkflows(b, s, r, c, width, true)
+			})
+		}
+	}
+}
+
+// workflowEnv is a store and a client whose only step kind is a no-op.
+func workflowEnv(b *testing.B, dialect string) (*store.Store, *workflows.Runner, *engine.Client) {
+	s := storetest.New(b, dialect)
+	reg := engine.NewRegistry(nil)
+	runner := workflows.New(s, enginetest.Logger())
+	workflows.AddStep(reg, runner, engine.Spec{Timeout: time.Minute},
+		func(context.Context, *workflows.Step[noopArgs]) (workflows.Result, error) {
+			return workflows.Result{Output: true}, nil
+		})
+	cfg := config.Default()
+	cfg.Workers.Queues = map[string]int{"default": benchWorkers}
+	return s, runner, enginetest.NewClient(b, s, reg, cfg, true)
+}
+
+// fanOut is a split → width parts → join run of no-op steps.
+func fanOut(width int) workflows.Def {
+	def := workflows.Def{Name: "bench", Steps: []workflows.StepDef{{Name: "split", Args: noopArgs{}}}}
+	var parts []string
+	for i := range width {
+		parts = append(parts, fmt.Sprintf("p%d", i))
+		def.Steps = append(def.Steps, workflows.StepDef{Name: parts[i], Args: noopArgs{N: i}, After: []string{"split"}})
+	}
+	if width > 0 {
+		def.Steps = append(def.Steps, workflows.StepDef{Name: "join", Args: noopArgs{}, After: parts})
+	}
+	return def
+}
+
+// benchWorkflows starts split → width → join runs until they hold b.N
+// steps (the last one narrower unless full), and reports steps/s and, with
+// perStep, ns/step.
+func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine.Client, width int, full bool) {
 	ctx := context.Background()
-	done, cancel := c.SubscribeConfig(&river.SubscribeConfig{Kinds: []river.EventKind{river.EventKindJobCompleted}, ChanSize: b.N + 200})
+	done, cancel := c.SubscribeConfig(&river.SubscribeConfig{Kinds: []river.EventKind{river.EventKindJobCompleted}, ChanSize: b.N + width + 200})
 	defer cancel()
 	if err := c.Start(ctx); err != nil {
 		b.Fatal(err)
@@ -90,16 +127,11 @@ func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine
 	start := time.Now()
 	steps := 0
 	for steps < b.N {
-		n := min(100, b.N-steps)
-		def := workflows.Def{Name: "bench", Steps: []workflows.StepDef{{Name: "split", Args: noopArgs{}}}}
-		var parts []string
-		for i := 0; i < n-2; i++ {
-			parts = append(parts, fmt.Sprintf("p%d", i))
-			def.Steps = append(def.Steps, workflows.StepDef{Name: parts[i], Args: noopArgs{N: i}, After: []string{"split"}})
+		w := width
+		if !full {
+			w = max(min(width+2, b.N-steps)-2, 0)
 		}
-		if n >= 2 {
-			def.Steps = append(def.Steps, workflows.StepDef{Name: "join", Args: noopArgs{}, After: parts})
-		}
+		def := fanOut(w)
 		if err := s.InTx(ctx, func(tx *sql.Tx) error {
 			_, err := r.Start(ctx, tx, c, def)
 			return err
@@ -108,7 +140,7 @@ func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine
 		}
 		steps += len(def.Steps)
 	}
-	timeout := time.After(5 * time.Minute)
+	timeout := time.After(10 * time.Minute)
 	for range steps {
 		select {
 		case <-done:
@@ -116,7 +148,11 @@ func benchWorkflows(b *testing.B, s *store.Store, r *workflows.Runner, c *engine
 			b.Fatal("steps did not finish")
 		}
 	}
-	b.ReportMetric(float64(steps)/time.Since(start).Seconds(), "jobs/s")
+	elapsed := time.Since(start)
+	b.ReportMetric(float64(steps)/elapsed.Seconds(), "jobs/s")
+	if full {
+		b.ReportMetric(float64(elapsed.Nanoseconds())/float64(steps), "ns/step")
+	}
 }
 
 func benchClient(b *testing.B, c *engine.Client) {

@@ -10,7 +10,7 @@ import (
 // show a refused request stored nothing. mull_workers is left out: its
 // heartbeats change on their own.
 var countedTables = []string{
-	"workflow_runs", "workflow_steps", "budget_limits", "budget_usage", "budget_reservations", "llm_calls",
+	"workflow_runs", "workflow_steps", "workflow_edges", "workflow_waits", "budget_limits", "budget_usage", "budget_reservations", "llm_calls",
 	"sessions", "events", "dsh_import_files", "memories", "digest_state", "handoffs", "retro_runs",
 	"playbooks", "proposals", "error_retros", "consolidate_state", "river_job",
 	"harness_scopes", "harness_entries", "harness_entry_versions", "harness_refinements", "harness_reviews",

@@ -64,6 +64,9 @@ type WorkflowStep struct {
 	Status string          `json:"status"`
 	// JobID is the step's current River job; zero before it is enqueued.
 	JobID int64 `json:"job_id,omitempty"`
+	// Waiting counts the dependencies that have not succeeded yet; the
+	// step is enqueued when it reaches 0.
+	Waiting int `json:"-"`
 	// Output is the JSON the step returned; dependents read it.
 	Output     json.RawMessage `json:"output,omitempty"`
 	Error      string          `json:"error,omitempty"`
@@ -90,34 +93,14 @@ type querier interface {
 
 const (
 	runColumns  = `id, name, status, input, error, created_at, updated_at, finished_at`
-	stepColumns = `run_id, name, position, kind, args, deps, status, job_id, error, attempts, started_at, finished_at`
+	stepColumns = `run_id, name, position, kind, args, deps, status, job_id, error, attempts, started_at, finished_at, waiting`
 )
 
-// InsertWorkflowRun inserts a run and its steps, stamping both times with
-// the store's clock. Only Name, Status, Kind, Args and Deps of the steps are
-// read; their position is their index.
-func (s *Store) InsertWorkflowRun(ctx context.Context, tx *sql.Tx, run WorkflowRun) error {
-	now := s.Now()
-	if _, err := tx.ExecContext(ctx, `insert into workflow_runs (id, name, status, input, created_at, updated_at)
-		values ($1, $2, $3, $4, $5, $5)`, run.ID, run.Name, run.Status, string(run.Input), now); err != nil {
-		return fmt.Errorf("insert workflow run %s: %w", run.ID, err)
-	}
-	for i, st := range run.Steps {
-		deps := []byte("[]")
-		if len(st.Deps) > 0 {
-			deps, _ = json.Marshal(st.Deps) // a []string always marshals
-		}
-		if _, err := tx.ExecContext(ctx, `insert into workflow_steps (run_id, name, position, kind, args, deps, status)
-			values ($1, $2, $3, $4, $5, $6, $7)`, run.ID, st.Name, i, st.Kind, string(st.Args), string(deps), st.Status); err != nil {
-			return fmt.Errorf("insert workflow step %s/%s: %w", run.ID, st.Name, err)
-		}
-	}
-	return nil
-}
-
 // LockWorkflowRun reads a run (without steps) and, on Postgres, locks its
-// row until tx ends. Every change to a run's steps happens under this lock,
-// so two steps finishing at once see each other. SQLite needs no lock: its
+// row until tx ends. Only the rare moves of a whole run take it (fail,
+// cancel, revive, reconcile, and a leaf closing), and they take it before
+// any step's row, except a leaf, which holds only its own running row, one
+// no run-locking transaction waits for. SQLite needs no lock: its
 // transactions are immediate and run one at a time.
 func (s *Store) LockWorkflowRun(ctx context.Context, tx *sql.Tx, id string) (WorkflowRun, error) {
 	q := `select ` + runColumns + ` from workflow_runs where id = $1`
@@ -145,12 +128,6 @@ func (s *Store) WorkflowRunStatus(ctx context.Context, q querier, id string) (st
 		return "", fmt.Errorf("read workflow run %s: %w", id, err)
 	}
 	return status, nil
-}
-
-// WorkflowStepsTx lists a run's steps in definition order, without their
-// outputs (which can be large and are read only by dependents).
-func (s *Store) WorkflowStepsTx(ctx context.Context, tx *sql.Tx, runID string) ([]WorkflowStep, error) {
-	return workflowSteps(ctx, tx, runID, false)
 }
 
 // WorkflowStepOutputs reads the outputs of some of a run's steps, by name.
@@ -190,10 +167,75 @@ func (s *Store) StartWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name s
 		WorkflowStepRunning, attempt, s.Now())
 }
 
-// SucceedWorkflowStep records a step's output and success.
-func (s *Store) SucceedWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name string, output json.RawMessage) error {
-	return s.updateStep(ctx, tx, runID, name, `status = $3, output = $4, error = '', finished_at = $5`,
-		WorkflowStepSucceeded, string(output), s.Now())
+// SucceedWorkflowStep records a step's output and success, unless it has
+// succeeded before, and returns its run's status: in one statement, as it
+// is on the path of every step. ok is false when nothing was recorded (the
+// step had succeeded, or does not exist). On Postgres the step's row stays
+// locked until tx ends.
+func (s *Store) SucceedWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name string, output json.RawMessage) (string, bool, error) {
+	var status string
+	err := tx.QueryRowContext(ctx, `update workflow_steps set status = $3, output = $4, error = '', finished_at = $5
+		where run_id = $1 and name = $2 and status <> $3
+		returning (select status from workflow_runs where id = $1)`,
+		runID, name, WorkflowStepSucceeded, string(output), s.Now()).Scan(&status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("succeed workflow step %s/%s: %w", runID, name, err)
+	}
+	return status, true, nil
+}
+
+// StepStart is what an attempt that starts its step reads.
+type StepStart struct {
+	Deps      []string
+	Input     json.RawMessage
+	RunStatus string
+	// Outputs are the dependencies' outputs, by name.
+	Outputs map[string]json.RawMessage
+}
+
+// TryStartWorkflowStep marks a step running for one attempt of job jobID
+// and reads what the step may read, in one statement (through q, which may
+// be the database itself: the statement is its own transaction), when that
+// is plainly what should happen: the job still works the step, the step is
+// enqueued, running (an attempt after a crash) or failed (an operator's
+// retry), and the run is running or failed. ok is false otherwise, and
+// nothing was written. On Postgres a step a sibling is cancelling is waited
+// for and then seen cancelled.
+func (s *Store) TryStartWorkflowStep(ctx context.Context, q querier, runID, name string, jobID int64, attempt int) (StepStart, bool, error) {
+	outputs := `(select json_group_object(d.name, json(d.output)) from workflow_steps d
+		where d.run_id = $1 and d.output is not null and d.name in (select value from json_each(workflow_steps.deps)))`
+	if s.Dialect == Postgres {
+		outputs = `(select json_object_agg(d.name, d.output::json)::text from workflow_steps d
+			where d.run_id = $1 and d.output is not null and d.name in (select jsonb_array_elements_text(workflow_steps.deps::jsonb)))`
+	}
+	var st StepStart
+	var deps, input string
+	var outs sql.NullString
+	err := q.QueryRowContext(ctx, `update workflow_steps set status = $5, attempts = $4, started_at = $6, finished_at = null
+		where run_id = $1 and name = $2 and job_id = $3 and status in ($7, $5, $8)
+		  and (select status from workflow_runs where id = $1) in ($9, $10)
+		returning deps, (select input from workflow_runs where id = $1), (select status from workflow_runs where id = $1), `+outputs,
+		runID, name, jobID, attempt, WorkflowStepRunning, s.Now(), WorkflowStepEnqueued, WorkflowStepFailed,
+		WorkflowRunning, WorkflowFailed).Scan(&deps, &input, &st.RunStatus, &outs)
+	if errors.Is(err, sql.ErrNoRows) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, fmt.Errorf("start workflow step %s/%s: %w", runID, name, err)
+	}
+	if err := json.Unmarshal([]byte(deps), &st.Deps); err != nil {
+		return st, false, fmt.Errorf("workflow step %s/%s: bad deps %q: %w", runID, name, deps, err)
+	}
+	st.Input, st.Outputs = json.RawMessage(input), map[string]json.RawMessage{}
+	if outs.Valid {
+		if err := json.Unmarshal([]byte(outs.String), &st.Outputs); err != nil {
+			return st, false, fmt.Errorf("workflow step %s/%s: dependencies' outputs: %w", runID, name, err)
+		}
+	}
+	return st, true, nil
 }
 
 // RetryWorkflowStep records a failed attempt whose job River will retry:
@@ -207,28 +249,18 @@ func (s *Store) FinishWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name,
 	return s.updateStep(ctx, tx, runID, name, `status = $3, error = $4, finished_at = $5`, status, errText, s.Now())
 }
 
-// ClaimWorkflowStep moves a pending step to enqueued and reports whether it
-// did: only the claimer inserts the step's job, so no step is enqueued twice.
-func (s *Store) ClaimWorkflowStep(ctx context.Context, tx *sql.Tx, runID, name string) (bool, error) {
-	res, err := tx.ExecContext(ctx, `update workflow_steps set status = $3, job_id = null, error = '', finished_at = null
-		where run_id = $1 and name = $2 and status = $4`, runID, name, WorkflowStepEnqueued, WorkflowStepPending)
-	if err != nil {
-		return false, fmt.Errorf("claim workflow step %s/%s: %w", runID, name, err)
-	}
-	n, err := res.RowsAffected()
-	return n == 1, err
-}
-
 // SetWorkflowStepJob records the River job that works a step.
 func (s *Store) SetWorkflowStepJob(ctx context.Context, tx *sql.Tx, runID, name string, jobID int64) error {
 	return s.updateStep(ctx, tx, runID, name, `job_id = $3`, jobID)
 }
 
 // CancelWorkflowSteps cancels a run's steps that are in one of the given
-// statuses and reports how many it cancelled.
-func (s *Store) CancelWorkflowSteps(ctx context.Context, tx *sql.Tx, runID, reason string, statuses ...string) (int64, error) {
+// statuses and returns the jobs of those that had one, to cancel with them.
+// On Postgres a step another transaction is enqueueing or starting is
+// waited for and then judged on its committed status.
+func (s *Store) CancelWorkflowSteps(ctx context.Context, tx *sql.Tx, runID, reason string, statuses ...string) ([]int64, error) {
 	if len(statuses) == 0 {
-		return 0, nil
+		return nil, nil
 	}
 	args := []any{runID, WorkflowStepCancelled, reason, s.Now()}
 	marks := make([]string, len(statuses))
@@ -236,12 +268,37 @@ func (s *Store) CancelWorkflowSteps(ctx context.Context, tx *sql.Tx, runID, reas
 		args = append(args, st)
 		marks[i] = "$" + strconv.Itoa(i+5)
 	}
-	res, err := tx.ExecContext(ctx, `update workflow_steps set status = $2, error = $3, finished_at = $4
-		where run_id = $1 and status in (`+strings.Join(marks, ", ")+`)`, args...)
+	rows, err := tx.QueryContext(ctx, `update workflow_steps set status = $2, error = $3, finished_at = $4
+		where run_id = $1 and status in (`+strings.Join(marks, ", ")+`) returning job_id`, args...)
 	if err != nil {
-		return 0, fmt.Errorf("cancel workflow steps of %s: %w", runID, err)
+		return nil, fmt.Errorf("cancel workflow steps of %s: %w", runID, err)
 	}
-	return res.RowsAffected()
+	return scanJobIDs(rows)
+}
+
+// RunningWorkflowJobs lists the jobs of a run's running steps.
+func (s *Store) RunningWorkflowJobs(ctx context.Context, tx *sql.Tx, runID string) ([]int64, error) {
+	rows, err := tx.QueryContext(ctx, `select job_id from workflow_steps where run_id = $1 and status = $2`,
+		runID, WorkflowStepRunning)
+	if err != nil {
+		return nil, fmt.Errorf("list running workflow steps of %s: %w", runID, err)
+	}
+	return scanJobIDs(rows)
+}
+
+func scanJobIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id sql.NullInt64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		if id.Valid && id.Int64 != 0 {
+			ids = append(ids, id.Int64)
+		}
+	}
+	return ids, rows.Err()
 }
 
 // RequeueWorkflowSteps makes a run's cancelled steps pending again, as if
@@ -364,7 +421,7 @@ func scanSteps(rows *sql.Rows, withOutput bool) ([]WorkflowStep, error) {
 		var output sql.NullString
 		var started, finished sql.NullTime
 		dest := []any{&st.RunID, &st.Name, &st.Position, &st.Kind, &args, &deps, &st.Status, &jobID,
-			&st.Error, &st.Attempts, &started, &finished}
+			&st.Error, &st.Attempts, &started, &finished, &st.Waiting}
 		if withOutput {
 			dest = append(dest, &output)
 		}

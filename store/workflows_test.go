@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -45,10 +46,10 @@ func TestWorkflowRows(t *testing.T) {
 			if _, err := s.LockWorkflowRun(ctx, tx, "wf_1"); err != nil {
 				return err
 			}
-			for i, want := range []bool{true, false} {
-				got, err := s.ClaimWorkflowStep(ctx, tx, "wf_1", "a")
-				if err != nil || got != want {
-					t.Errorf("claim %d = %v, %v; want %v", i+1, got, err, want)
+			for i, want := range [][]string{{"a"}, nil} {
+				got, err := s.ClaimReadyWorkflowSteps(ctx, tx, "wf_1", "")
+				if err != nil || !slices.Equal(stepNames(got), want) {
+					t.Errorf("claim %d = %v, %v; want %v", i+1, stepNames(got), err, want)
 				}
 			}
 			if err := s.SetWorkflowStepJob(ctx, tx, "wf_1", "a", 42); err != nil {
@@ -57,7 +58,13 @@ func TestWorkflowRows(t *testing.T) {
 			if err := s.StartWorkflowStep(ctx, tx, "wf_1", "a", 2); err != nil {
 				return err
 			}
-			return s.SucceedWorkflowStep(ctx, tx, "wf_1", "a", json.RawMessage(`{"v":3}`))
+			for i, want := range []bool{true, false} { // a success is recorded once
+				status, ok, err := s.SucceedWorkflowStep(ctx, tx, "wf_1", "a", json.RawMessage(`{"v":3}`))
+				if err != nil || ok != want || (ok && status != store.WorkflowRunning) {
+					t.Errorf("succeed %d = %q, %v, %v; want the run's status, %v", i+1, status, ok, err, want)
+				}
+			}
+			return nil
 		})
 
 		run, err := s.GetWorkflowRun(ctx, "wf_1")
@@ -91,13 +98,20 @@ func TestWorkflowRows(t *testing.T) {
 			return nil
 		})
 
-		// Active steps are the enqueued and running ones with a job.
+		// a's success unblocks b (its last dependency) but not c (which
+		// waits for b too); a is no leaf, so the run is not touched.
 		inTx(func(tx *sql.Tx) error {
-			if _, err := s.ClaimWorkflowStep(ctx, tx, "wf_1", "b"); err != nil {
-				return err
+			u, err := s.UnblockWorkflowDependents(ctx, tx, "wf_1", "a")
+			if err != nil || u != (store.Unblocked{Dependents: 2, Ready: 1}) {
+				t.Errorf("unblock after a = %+v, %v; want 2 dependents, 1 ready", u, err)
 			}
-			return s.SetWorkflowStepJob(ctx, tx, "wf_1", "b", 43)
+			got, err := s.ClaimReadyWorkflowSteps(ctx, tx, "wf_1", "a")
+			if err != nil || !slices.Equal(stepNames(got), []string{"b"}) || string(got[0].Args) != `{"step":"b"}` || got[0].Kind != "k" {
+				t.Errorf("claim after a = %+v, %v; want b", got, err)
+			}
+			return s.SetWorkflowStepJobs(ctx, tx, "wf_1", map[string]int64{"b": 43})
 		})
+		// Active steps are the enqueued and running ones with a job.
 		active, err := s.ActiveWorkflowSteps(ctx)
 		if err != nil || len(active) != 1 || active[0].Name != "b" || active[0].JobID != 43 {
 			t.Fatalf("active = %+v, %v; want step b with job 43", active, err)
@@ -108,9 +122,9 @@ func TestWorkflowRows(t *testing.T) {
 			if err := s.SetWorkflowRunStatus(ctx, tx, "wf_1", store.WorkflowFailed, "step b: boom"); err != nil {
 				return err
 			}
-			n, err := s.CancelWorkflowSteps(ctx, tx, "wf_1", "not started", store.WorkflowStepPending, store.WorkflowStepEnqueued)
-			if n != 2 {
-				t.Errorf("cancelled %d steps; want 2", n)
+			jobs, err := s.CancelWorkflowSteps(ctx, tx, "wf_1", "not started", store.WorkflowStepPending, store.WorkflowStepEnqueued)
+			if !slices.Equal(jobs, []int64{43}) {
+				t.Errorf("cancelled steps' jobs %v; want b's, 43 (c has none)", jobs)
 			}
 			return err
 		})
@@ -174,4 +188,70 @@ func stepNames(steps []store.WorkflowStep) []string {
 		out = append(out, st.Name)
 	}
 	return out
+}
+
+// TestWorkflowUnblockRace finishes the dependencies of the same steps at
+// once, each in its own transaction (on Postgres, its own connection):
+// exactly one sees each dependent ready, whether its dependencies share one
+// bucket or are dealt into several, and dependencies with dependents in
+// common, listed in opposite orders, never deadlock.
+func TestWorkflowUnblockRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		step := func(name string, deps ...string) store.WorkflowStep {
+			return store.WorkflowStep{Name: name, Kind: "k", Args: json.RawMessage(`{}`), Deps: deps, Status: store.WorkflowStepPending}
+		}
+		var roots []string
+		var steps []store.WorkflowStep
+		for i := range 9 {
+			roots = append(roots, fmt.Sprintf("d%d", i))
+			steps = append(steps, step(roots[i]))
+		}
+		// w's nine dependencies fill three buckets; x and z wait for the
+		// same two, listed in opposite orders.
+		steps = append(steps, step("w", roots...), step("x", "d0", "d1"), step("z", "d1", "d0"))
+		want := map[string]int{"d0": 3, "d1": 3}
+		const rounds = 10
+		for round := range rounds {
+			id := fmt.Sprintf("wf_race%d", round)
+			run := store.WorkflowRun{ID: id, Name: "race", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`), Steps: steps}
+			if err := s.InTx(ctx, func(tx *sql.Tx) error { return s.InsertWorkflowRun(ctx, tx, run) }); err != nil {
+				t.Fatal(err)
+			}
+			start := make(chan struct{})
+			type result struct {
+				dep string
+				u   store.Unblocked
+				err error
+			}
+			results := make(chan result, len(roots))
+			for _, dep := range roots {
+				go func() {
+					<-start
+					var u store.Unblocked
+					err := s.InTx(ctx, func(tx *sql.Tx) error {
+						var err error
+						u, err = s.UnblockWorkflowDependents(ctx, tx, id, dep)
+						return err
+					})
+					results <- result{dep, u, err}
+				}()
+			}
+			close(start)
+			ready := 0
+			for range roots {
+				r := <-results
+				if r.err != nil {
+					t.Fatalf("round %d: %s: %v", round, r.dep, r.err)
+				}
+				if r.u.Dependents != max(want[r.dep], 1) {
+					t.Fatalf("round %d: %s has %d dependents; want %d", round, r.dep, r.u.Dependents, max(want[r.dep], 1))
+				}
+				ready += r.u.Ready
+			}
+			if ready != 3 {
+				t.Fatalf("round %d: %d steps seen ready; want w, x and z once each", round, ready)
+			}
+		}
+	})
 }

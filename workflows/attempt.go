@@ -37,14 +37,23 @@ type snapshot struct {
 	replay bool
 }
 
-// begin marks the step running and takes its snapshot, under the run's
-// lock so a failing sibling either sees this step running or has cancelled
+// begin marks the step running and takes its snapshot, holding the step's
+// row so a failing sibling either sees this step running or has cancelled
 // it. A nil snapshot means the step must not run; Work returns err as is
 // (nil, or a JobCancel).
 func (r *Runner) begin(ctx context.Context, a attempt) (*snapshot, error) {
+	// The common case is one statement, its own transaction; anything
+	// unusual is decided in one from the step's row, held, and the run's.
+	start, ok, err := r.store.TryStartWorkflowStep(ctx, r.store.DB, a.runID, a.step, a.job.ID, a.job.Attempt)
+	if err != nil {
+		return nil, err
+	}
+	if ok {
+		return newSnapshot(start), nil
+	}
 	var snap *snapshot
 	var stop error
-	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
+	err = r.store.InTx(ctx, func(tx *sql.Tx) error {
 		var err error
 		snap, stop, err = r.beginTx(ctx, tx, a)
 		return err
@@ -58,18 +67,23 @@ func (r *Runner) begin(ctx context.Context, a attempt) (*snapshot, error) {
 // beginTx returns the snapshot of a step to run, or the error that stops
 // the job instead, or a database error.
 func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot, error, error) {
-	run, steps, err := r.lockRun(ctx, tx, a.runID)
+	st, ok, err := r.store.WorkflowStepTx(ctx, tx, a.runID, a.step, store.Lock)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The run is read after the step's row is held: a cancellation that
+	// reached this step first is then seen.
+	run, err := r.store.ReadWorkflowRun(ctx, tx, a.runID)
 	if errors.Is(err, store.ErrNotFound) {
 		return nil, river.JobCancel(err), nil
 	}
 	if err != nil {
 		return nil, nil, err
 	}
-	st := find(steps, a.step)
-	if st == nil {
+	if !ok {
 		return nil, river.JobCancel(fmt.Errorf("workflow run %s has no step %q", a.runID, a.step)), nil
 	}
-	switch decideStart(run.Status, *st, a.job.ID) {
+	switch decideStart(run.Status, st, a.job.ID) {
 	case startComplete:
 		return nil, nil, a.complete(ctx, tx)
 	case startStale:
@@ -81,19 +95,20 @@ func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot,
 		}
 		return nil, stop, r.store.FinishWorkflowStep(ctx, tx, a.runID, a.step, store.WorkflowStepCancelled, "run "+run.Status)
 	}
-	snap, err := r.startStep(ctx, tx, a, run, st)
-	return snap, nil, err
-}
-
-func (r *Runner) startStep(ctx context.Context, tx *sql.Tx, a attempt, run store.WorkflowRun, st *store.WorkflowStep) (*snapshot, error) {
 	if err := r.store.StartWorkflowStep(ctx, tx, a.runID, a.step, a.job.Attempt); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	outputs, err := r.store.WorkflowStepOutputs(ctx, tx, a.runID, st.Deps)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return &snapshot{input: run.Input, deps: st.Deps, outputs: outputs, replay: run.Status == store.WorkflowFailed}, nil
+	return newSnapshot(store.StepStart{Deps: st.Deps, Input: run.Input, RunStatus: run.Status, Outputs: outputs}), nil, nil
+}
+
+// newSnapshot is what a started step reads; an attempt that begins in a
+// failed run is an operator's retry.
+func newSnapshot(start store.StepStart) *snapshot {
+	return &snapshot{input: start.Input, deps: start.Deps, outputs: start.Outputs, replay: start.RunStatus == store.WorkflowFailed}
 }
 
 // call runs the step function, turning a panic into an error so the
@@ -122,7 +137,7 @@ func (r *Runner) end(ctx context.Context, a attempt, replay bool, res Result, er
 }
 
 // succeed records the step's output, applies its writes, moves the run on
-// and completes the job: one transaction.
+// and completes the job: one transaction, which holds the step's row.
 func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 	output, err := json.Marshal(res.Output)
 	if err != nil {
@@ -130,54 +145,58 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 	}
 	client := river.ClientFromContext[*sql.Tx](ctx)
 	return r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, steps, err := r.lockRun(ctx, tx, a.runID)
+		status, ok, err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output)
 		if err != nil {
 			return err
 		}
-		if st := find(steps, a.step); st == nil || st.Status == store.WorkflowStepSucceeded {
+		if !ok {
 			return a.complete(ctx, tx)
-		}
-		if err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output); err != nil {
-			return err
 		}
 		if res.Apply != nil {
 			if err := res.Apply(ctx, tx); err != nil {
 				return fmt.Errorf("apply: %w", err)
 			}
 		}
-		find(steps, a.step).Status = store.WorkflowStepSucceeded
-		if err := r.advance(ctx, tx, client, &run, steps); err != nil {
+		if err := a.complete(ctx, tx); err != nil {
+			return err
+		}
+		// Last, so the dependents' rows, which the steps they come after
+		// all take, are held only until the commit that follows.
+		if err := r.advance(ctx, tx, client, a.runID, status, a.step); err != nil {
 			return err
 		}
 		if r.beforeCommit != nil {
-			if err := r.beforeCommit(a.step); err != nil {
-				return err
-			}
+			return r.beforeCommit(a.step)
 		}
-		return a.complete(ctx, tx)
+		return nil
 	})
 }
 
 // fail records a failed attempt as onError decides and returns the error
 // River should see. jobCtx is the job's own context (its cause tells a
 // remote cancellation); bk is the detached bookkeeping context.
-func (r *Runner) fail(jobCtx, bk context.Context, a attempt, replay bool, err error) error {
-	final, reason, ret := isFinal(jobCtx, a.job, err), reasonText(jobCtx, err), err
+func (r *Runner) fail(jobCtx, bk context.Context, a attempt, replay bool, stepErr error) error {
+	final, reason, ret := isFinal(jobCtx, a.job, stepErr), reasonText(jobCtx, stepErr), stepErr
 	client := river.ClientFromContext[*sql.Tx](bk)
 	txErr := r.store.InTx(bk, func(tx *sql.Tx) error {
-		run, steps, err := r.lockRun(bk, tx, a.runID)
+		// A stale job (another works its step now) or a step that has
+		// succeeded records nothing and locks nothing; otherwise the run's
+		// lock comes first, as in every move of a whole run.
+		if mine, err := r.holds(bk, tx, a, store.NoLock); err != nil || !mine {
+			return err
+		}
+		run, err := r.store.LockWorkflowRun(bk, tx, a.runID)
 		if err != nil {
 			return err
 		}
-		st := find(steps, a.step)
-		if st == nil || st.Status == store.WorkflowStepSucceeded || st.JobID != a.job.ID {
-			return nil
+		if mine, err := r.holds(bk, tx, a, store.Lock); err != nil || !mine {
+			return err
 		}
 		out := onError(run.Status, final, replay)
 		if out.cancelJob {
-			ret = noRetry(err)
+			ret = noRetry(stepErr)
 		}
-		return r.record(bk, tx, client, &run, steps, a.step, out, reason)
+		return r.record(bk, tx, client, &run, a.step, out, reason)
 	})
 	if txErr != nil {
 		// Nothing was recorded, so let River treat the error as it would:
@@ -185,9 +204,16 @@ func (r *Runner) fail(jobCtx, bk context.Context, a attempt, replay bool, err er
 		// found by Reconcile, which fails the run.
 		r.logger.ErrorContext(bk, "workflow step: recording failure", "run_id", a.runID, "step", a.step,
 			"job_id", a.job.ID, "error", txErr)
-		return err
+		return stepErr
 	}
 	return ret
+}
+
+// holds says whether the attempt's job still works its step, one that has
+// not succeeded: only then is its failure recorded.
+func (r *Runner) holds(ctx context.Context, tx *sql.Tx, a attempt, lock store.RowLock) (bool, error) {
+	st, ok, err := r.store.WorkflowStepTx(ctx, tx, a.runID, a.step, lock)
+	return ok && st.Status != store.WorkflowStepSucceeded && st.JobID == a.job.ID, err
 }
 
 // noRetry wraps err in JobCancel unless it already is one.

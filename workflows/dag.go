@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/mullhq/mull/store"
 )
 
 // validate checks a definition's shape before anything is written: named,
@@ -113,29 +111,4 @@ func findCycle(steps []StepDef) []string {
 		}
 	}
 	return nil
-}
-
-// ready lists, in definition order, the pending steps whose dependencies
-// have all succeeded: the steps to enqueue now.
-func ready(steps []store.WorkflowStep) []string {
-	status := map[string]string{}
-	for _, st := range steps {
-		status[st.Name] = st.Status
-	}
-	var out []string
-	for _, st := range steps {
-		if st.Status == store.WorkflowStepPending && allSucceeded(st.Deps, status) {
-			out = append(out, st.Name)
-		}
-	}
-	return out
-}
-
-func allSucceeded(names []string, status map[string]string) bool {
-	for _, n := range names {
-		if status[n] != store.WorkflowStepSucceeded {
-			return false
-		}
-	}
-	return true
 }

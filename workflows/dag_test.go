@@ -1,11 +1,8 @@
 package workflows
 
 import (
-	"slices"
 	"strings"
 	"testing"
-
-	"github.com/mullhq/mull/store"
 )
 
 type nopArgs struct{}
@@ -46,41 +43,6 @@ func TestValidate(t *testing.T) {
 				t.Fatalf("validate: %v; want nil", err)
 			case tt.error != "" && (err == nil || !strings.Contains(err.Error(), tt.error)):
 				t.Fatalf("validate: %v; want an error containing %q", err, tt.error)
-			}
-		})
-	}
-}
-
-func TestReady(t *testing.T) {
-	st := func(name, status string, deps ...string) store.WorkflowStep {
-		return store.WorkflowStep{Name: name, Status: status, Deps: deps}
-	}
-	const (
-		pending   = store.WorkflowStepPending
-		enqueued  = store.WorkflowStepEnqueued
-		running   = store.WorkflowStepRunning
-		succeeded = store.WorkflowStepSucceeded
-		failed    = store.WorkflowStepFailed
-		cancelled = store.WorkflowStepCancelled
-	)
-	tests := []struct {
-		name  string
-		steps []store.WorkflowStep
-		want  []string
-	}{
-		{"roots of a new run", []store.WorkflowStep{st("a", pending), st("b", pending), st("c", pending, "a", "b")}, []string{"a", "b"}},
-		{"fan-out after root", []store.WorkflowStep{st("a", succeeded), st("b", pending, "a"), st("c", pending, "a")}, []string{"b", "c"}},
-		{"fan-in waits for all", []store.WorkflowStep{st("b", succeeded), st("c", running), st("d", pending, "b", "c")}, nil},
-		{"fan-in when all succeeded", []store.WorkflowStep{st("b", succeeded), st("c", succeeded), st("d", pending, "b", "c")}, []string{"d"}},
-		{"already enqueued is not ready again", []store.WorkflowStep{st("a", succeeded), st("b", enqueued, "a")}, nil},
-		{"failed dep blocks", []store.WorkflowStep{st("a", failed), st("b", pending, "a")}, nil},
-		{"cancelled is not pending", []store.WorkflowStep{st("a", succeeded), st("b", cancelled, "a")}, nil},
-		{"all done", []store.WorkflowStep{st("a", succeeded), st("b", succeeded, "a")}, nil},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if got := ready(tt.steps); !slices.Equal(got, tt.want) {
-				t.Fatalf("ready = %v; want %v", got, tt.want)
 			}
 		})
 	}

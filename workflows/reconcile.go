@@ -81,22 +81,25 @@ func deadJob(id int64, state rivertype.JobState, found bool) string {
 }
 
 // repair fails one step whose job is dead, if it is still active and still
-// waiting on that job once the run is locked.
+// waiting on that job once the run and the step are locked.
 func (r *Runner) repair(ctx context.Context, client *engine.Client, active store.WorkflowStep, reason string) (bool, error) {
 	repaired := false
 	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, steps, err := r.lockRun(ctx, tx, active.RunID)
+		run, err := r.store.LockWorkflowRun(ctx, tx, active.RunID)
 		if err != nil {
 			return err
 		}
-		st := find(steps, active.Name)
-		if st == nil || st.JobID != active.JobID ||
+		// A step whose row another transaction holds is being worked on:
+		// leave it to the next sweep rather than wait, which could deadlock
+		// with a leaf closing (it holds its step, then waits for the run).
+		st, ok, err := r.store.WorkflowStepTx(ctx, tx, active.RunID, active.Name, store.SkipLocked)
+		if err != nil || !ok || st.JobID != active.JobID ||
 			(st.Status != store.WorkflowStepEnqueued && st.Status != store.WorkflowStepRunning) {
-			return nil
+			return err
 		}
 		repaired = true
 		r.logger.WarnContext(ctx, "workflow step's job is dead", "run_id", run.ID, "step", st.Name, "job_id", st.JobID, "reason", reason)
-		return r.record(ctx, tx, client, &run, steps, st.Name, onError(run.Status, true, false), reason)
+		return r.record(ctx, tx, client, &run, st.Name, onError(run.Status, true, false), reason)
 	})
 	return repaired, err
 }

@@ -3,6 +3,7 @@ package workflows
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 
@@ -13,9 +14,20 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-// Everything here runs inside a transaction that holds the run's row (see
-// store.LockWorkflowRun) and keeps the steps slice, read under that lock,
-// in step with what it writes.
+// Locks, so that a step costs the same whatever the width of its run and
+// two transactions never deadlock on Postgres. An attempt's start holds
+// its own step's row. A success holds its own row, then the rows that
+// count what the steps after it still wait for: their buckets, then those
+// steps, each in name order. The run's row is locked by the rare moves of
+// a whole run (fail, cancel, reconcile) before any step's row, and after
+// its own step's row only by a success that may revive the run or closes a
+// leaf: that row is running, and no transaction holding the run waits for
+// a running row (cancels take pending and enqueued rows, a revival
+// cancelled ones and the dependents of its step, which cannot have started;
+// reconcile skips rows others hold; a failing attempt whose job no longer
+// works its step locks nothing). Exactly-once enqueue rests on those
+// counts, decremented under their rows' locks, and on the claim of a step
+// (pending → enqueued) before its job is inserted.
 
 // storedArgs inserts a step job from the args JSON kept in its step row.
 type storedArgs struct {
@@ -26,73 +38,108 @@ type storedArgs struct {
 func (a storedArgs) Kind() string                 { return a.kind }
 func (a storedArgs) MarshalJSON() ([]byte, error) { return a.args, nil }
 
-// enqueueReady inserts the job of every pending step whose dependencies all
-// succeeded. A step is claimed (pending → enqueued) before its job is
-// inserted, so two transactions can never both enqueue it.
-func (r *Runner) enqueueReady(ctx context.Context, tx *sql.Tx, client *engine.Client, runID string, steps []store.WorkflowStep) error {
-	for _, name := range ready(steps) {
-		claimed, err := r.store.ClaimWorkflowStep(ctx, tx, runID, name)
-		if err != nil {
-			return err
-		}
-		if !claimed {
-			continue
-		}
-		st := find(steps, name)
-		res, err := client.InsertTx(ctx, tx, storedArgs{kind: st.Kind, args: st.Args},
-			&river.InsertOpts{Tags: []string{"workflow", runID}})
-		if err != nil {
-			return fmt.Errorf("enqueue step %q of %s: %w", name, runID, err)
-		}
-		if err := r.store.SetWorkflowStepJob(ctx, tx, runID, name, res.Job.ID); err != nil {
-			return err
-		}
-		st.Status, st.JobID = store.WorkflowStepEnqueued, res.Job.ID
-	}
-	return nil
-}
-
-// advance moves a run on after one of its steps succeeded: a failed run
-// with no failed step left comes back to life, then a running run either
-// finishes or enqueues what is now ready.
-func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, run *store.WorkflowRun, steps []store.WorkflowStep) error {
-	if run.Status == store.WorkflowFailed && count(steps, store.WorkflowStepFailed) == 0 {
-		if err := r.revive(ctx, tx, run, steps); err != nil {
-			return err
-		}
-	}
-	if run.Status != store.WorkflowRunning {
-		return nil
-	}
-	if count(steps, store.WorkflowStepSucceeded) == len(steps) {
-		r.logger.InfoContext(ctx, "workflow run succeeded", "run_id", run.ID, "workflow", run.Name)
-		return r.setRun(ctx, tx, run, store.WorkflowSucceeded, "")
-	}
-	return r.enqueueReady(ctx, tx, client, run.ID, steps)
-}
-
-// revive puts a failed run back to running and its cancelled steps back to
-// pending, after an operator's retry made its last failed step succeed.
-func (r *Runner) revive(ctx context.Context, tx *sql.Tx, run *store.WorkflowRun, steps []store.WorkflowStep) error {
-	if err := r.setRun(ctx, tx, run, store.WorkflowRunning, ""); err != nil {
+// enqueueReady claims every pending step of the run that waits for
+// nothing, all of them or (dep not "") those that come after dep, and
+// inserts their jobs in one batch.
+func (r *Runner) enqueueReady(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, dep string) error {
+	steps, err := r.store.ClaimReadyWorkflowSteps(ctx, tx, runID, dep)
+	if err != nil || len(steps) == 0 {
 		return err
+	}
+	params := make([]river.InsertManyParams, len(steps))
+	for i, st := range steps {
+		params[i] = river.InsertManyParams{Args: storedArgs{kind: st.Kind, args: st.Args},
+			InsertOpts: &river.InsertOpts{Tags: []string{"workflow", runID}}}
+	}
+	res, err := client.InsertManyTx(ctx, tx, params)
+	if err != nil {
+		return fmt.Errorf("enqueue %d steps of %s: %w", len(steps), runID, err)
+	}
+	jobs := make(map[string]int64, len(res))
+	for _, ins := range res {
+		var w wireArgs
+		if err := json.Unmarshal(ins.Job.EncodedArgs, &w); err != nil {
+			return fmt.Errorf("enqueue steps of %s: job %d args: %w", runID, ins.Job.ID, err)
+		}
+		jobs[w.Step] = ins.Job.ID
+	}
+	if len(jobs) != len(steps) {
+		return fmt.Errorf("enqueue steps of %s: %d jobs inserted for %d steps", runID, len(jobs), len(steps))
+	}
+	return r.store.SetWorkflowStepJobs(ctx, tx, runID, jobs)
+}
+
+// advance moves a run on after its step name succeeded; status is the
+// run's status as that success read it. A running run is not locked: the
+// success touches only the steps after name, and for a leaf the run's row
+// at the very end. A run in any other state is locked, since the success
+// may revive it: a failed run with no failed step left comes back to life.
+// Then the steps after name count one dependency less, those left waiting
+// for nothing are enqueued, and a leaf's success may finish the run.
+func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, status, name string) error {
+	revived := false
+	if status != store.WorkflowRunning {
+		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
+		if err != nil {
+			return err
+		}
+		if revived, err = r.revive(ctx, tx, &run); err != nil {
+			return err
+		}
+		status = run.Status
+	}
+	u, err := r.store.UnblockWorkflowDependents(ctx, tx, runID, name)
+	if err != nil {
+		return err
+	}
+	switch {
+	case status != store.WorkflowRunning:
+	case revived:
+		err = r.enqueueReady(ctx, tx, client, runID, "")
+	case u.Ready > 0:
+		err = r.enqueueReady(ctx, tx, client, runID, name)
+	}
+	if err != nil || u.Dependents > 0 {
+		return err
+	}
+	return r.closeLeaf(ctx, tx, runID)
+}
+
+// closeLeaf counts a leaf's success on its run, which succeeds with its
+// last leaf: every step is a leaf or comes before one.
+func (r *Runner) closeLeaf(ctx context.Context, tx *sql.Tx, runID string) error {
+	open, status, err := r.store.CloseWorkflowLeaf(ctx, tx, runID)
+	if err != nil || open > 0 || status != store.WorkflowRunning {
+		return err
+	}
+	r.logger.InfoContext(ctx, "workflow run succeeded", "run_id", runID)
+	return r.store.SetWorkflowRunStatus(ctx, tx, runID, store.WorkflowSucceeded, "")
+}
+
+// revive puts a failed run with no failed step left back to running and
+// its cancelled steps back to pending, after an operator's retry made its
+// last failed step succeed. The caller holds the run's lock.
+func (r *Runner) revive(ctx context.Context, tx *sql.Tx, run *store.WorkflowRun) (bool, error) {
+	if run.Status != store.WorkflowFailed {
+		return false, nil
+	}
+	if n, err := r.store.CountWorkflowSteps(ctx, tx, run.ID, store.WorkflowStepFailed); err != nil || n > 0 {
+		return false, err
+	}
+	if err := r.setRun(ctx, tx, run, store.WorkflowRunning, ""); err != nil {
+		return false, err
 	}
 	if err := r.store.RequeueWorkflowSteps(ctx, tx, run.ID); err != nil {
-		return err
-	}
-	for i := range steps {
-		if steps[i].Status == store.WorkflowStepCancelled {
-			steps[i].Status, steps[i].JobID = store.WorkflowStepPending, 0
-		}
+		return false, err
 	}
 	r.logger.InfoContext(ctx, "workflow run revived", "run_id", run.ID, "workflow", run.Name)
-	return nil
+	return true, nil
 }
 
 // record writes what onError decided for one step, failing the run when
-// the outcome says so.
+// the outcome says so. The caller holds the run's lock.
 func (r *Runner) record(ctx context.Context, tx *sql.Tx, client *engine.Client, run *store.WorkflowRun,
-	steps []store.WorkflowStep, name string, out outcome, reason string,
+	name string, out outcome, reason string,
 ) error {
 	var err error
 	if out.step == store.WorkflowStepEnqueued {
@@ -100,41 +147,36 @@ func (r *Runner) record(ctx context.Context, tx *sql.Tx, client *engine.Client, 
 	} else {
 		err = r.store.FinishWorkflowStep(ctx, tx, run.ID, name, out.step, reason)
 	}
-	if err != nil {
+	if err != nil || !out.failRun {
 		return err
-	}
-	find(steps, name).Status = out.step
-	if !out.failRun {
-		return nil
 	}
 	r.logger.WarnContext(ctx, "workflow run failed", "run_id", run.ID, "workflow", run.Name, "step", name, "error", reason)
 	if err := r.setRun(ctx, tx, run, store.WorkflowFailed, fmt.Sprintf("step %s: %s", name, reason)); err != nil {
 		return err
 	}
-	return r.cancelRest(ctx, tx, client, run.ID, steps, "not started: step "+name+" failed", false)
+	return r.cancelRest(ctx, tx, client, run.ID, "not started: step "+name+" failed", false)
 }
 
 // cancelRest cancels a run's steps that have not started, and their jobs.
 // With stopRunning it also asks River to cancel the jobs of running steps
 // (their workers see their context end); those steps are marked when their
-// workers return.
-func (r *Runner) cancelRest(ctx context.Context, tx *sql.Tx, client *engine.Client, runID string,
-	steps []store.WorkflowStep, reason string, stopRunning bool,
-) error {
-	if _, err := r.store.CancelWorkflowSteps(ctx, tx, runID, reason,
-		store.WorkflowStepPending, store.WorkflowStepEnqueued); err != nil {
+// workers return. The caller holds the run's lock; running steps are read
+// after the cancel, which on Postgres waited for any step starting.
+func (r *Runner) cancelRest(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, reason string, stopRunning bool) error {
+	jobs, err := r.store.CancelWorkflowSteps(ctx, tx, runID, reason, store.WorkflowStepPending, store.WorkflowStepEnqueued)
+	if err != nil {
 		return err
 	}
-	for i := range steps {
-		st := &steps[i]
-		stop := st.Status == store.WorkflowStepEnqueued || (stopRunning && st.Status == store.WorkflowStepRunning)
-		if st.Status == store.WorkflowStepPending || st.Status == store.WorkflowStepEnqueued {
-			st.Status = store.WorkflowStepCancelled
+	if stopRunning {
+		running, err := r.store.RunningWorkflowJobs(ctx, tx, runID)
+		if err != nil {
+			return err
 		}
-		if stop && st.JobID != 0 {
-			if err := cancelJob(ctx, tx, client, st.JobID); err != nil {
-				return err
-			}
+		jobs = append(jobs, running...)
+	}
+	for _, id := range jobs {
+		if err := cancelJob(ctx, tx, client, id); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -154,34 +196,4 @@ func (r *Runner) setRun(ctx context.Context, tx *sql.Tx, run *store.WorkflowRun,
 	}
 	run.Status, run.Error = status, errText
 	return nil
-}
-
-// lockRun reads a run and its steps under the run's lock.
-func (r *Runner) lockRun(ctx context.Context, tx *sql.Tx, runID string) (store.WorkflowRun, []store.WorkflowStep, error) {
-	run, err := r.store.LockWorkflowRun(ctx, tx, runID)
-	if err != nil {
-		return run, nil, err
-	}
-	steps, err := r.store.WorkflowStepsTx(ctx, tx, runID)
-	return run, steps, err
-}
-
-// find returns the named step, or nil.
-func find(steps []store.WorkflowStep, name string) *store.WorkflowStep {
-	for i := range steps {
-		if steps[i].Name == name {
-			return &steps[i]
-		}
-	}
-	return nil
-}
-
-func count(steps []store.WorkflowStep, status string) int {
-	n := 0
-	for _, st := range steps {
-		if st.Status == status {
-			n++
-		}
-	}
-	return n
 }

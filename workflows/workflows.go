@@ -4,7 +4,12 @@
 // enqueue of the steps it unblocks, so a crash between the two neither loses
 // nor duplicates a step. A step that uses up its attempts fails the run and
 // cancels what has not started; an operator who retries it brings the run
-// back. Runs and steps live in store (workflow_runs, workflow_steps).
+// back. Runs and steps live in store (workflow_runs, workflow_steps, and
+// the edges and counts of unfinished dependencies, workflow_edges and
+// workflow_waits). A step's start and completion touch only its own row
+// and its dependents' (and a leaf its run's), so a step costs the same in
+// a 1000-wide fan-out as in a 10-wide one; transitions.go says how the
+// locks are ordered so that none of this deadlocks.
 package workflows
 
 import (
@@ -93,7 +98,7 @@ func (r *Runner) Start(ctx context.Context, tx *sql.Tx, client *engine.Client, d
 	if err := r.store.InsertWorkflowRun(ctx, tx, run); err != nil {
 		return "", err
 	}
-	if err := r.enqueueReady(ctx, tx, client, run.ID, run.Steps); err != nil {
+	if err := r.enqueueReady(ctx, tx, client, run.ID, ""); err != nil {
 		return "", err
 	}
 	r.logger.InfoContext(ctx, "workflow run started", "run_id", run.ID, "workflow", def.Name, "steps", len(def.Steps))
@@ -166,7 +171,7 @@ var ErrFinished = errors.New("workflow run already finished")
 // an operator's retry from reviving it.
 func (r *Runner) Cancel(ctx context.Context, client *engine.Client, runID string) error {
 	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, steps, err := r.lockRun(ctx, tx, runID)
+		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
 		if err != nil {
 			return err
 		}
@@ -183,7 +188,7 @@ func (r *Runner) Cancel(ctx context.Context, client *engine.Client, runID string
 		if err := r.setRun(ctx, tx, &run, store.WorkflowCancelled, reason); err != nil {
 			return err
 		}
-		return r.cancelRest(ctx, tx, client, runID, steps, "run cancelled", true)
+		return r.cancelRest(ctx, tx, client, runID, "run cancelled", true)
 	})
 	if err == nil {
 		r.logger.InfoContext(ctx, "workflow run cancelled", "run_id", runID)

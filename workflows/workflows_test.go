@@ -552,3 +552,73 @@ func TestDemo(t *testing.T) {
 		}
 	})
 }
+
+// wide is split → n parts → join.
+func wide(n int) workflows.Def {
+	def := workflows.Def{Name: "wide", Input: map[string]int{"seed": 1}, Steps: []workflows.StepDef{{Name: "split", Args: calcArgs{Value: 1}}}}
+	var parts []string
+	for i := range n {
+		parts = append(parts, fmt.Sprintf("p%02d", i))
+		def.Steps = append(def.Steps, workflows.StepDef{Name: parts[i], Args: calcArgs{Value: 1}, After: []string{"split"}})
+	}
+	def.Steps = append(def.Steps, workflows.StepDef{Name: "join", Args: calcArgs{}, After: parts})
+	return def
+}
+
+// TestWideFanInRace lets every part of a fan-out finish at once, each on
+// its own connection on Postgres: the join is enqueued exactly once. Then a
+// part that fails for good races its siblings' successes: the join is never
+// enqueued, and the operator's retry of that part revives the run, which
+// runs the join once.
+func TestWideFanInRace(t *testing.T) {
+	const n = 8 // fewer than the test client's workers, so all can wait together
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var calls counter
+		var names []string
+		for i := range n {
+			names = append(names, fmt.Sprintf("p%02d", i))
+		}
+		together := newBarrier(names...)
+		var failing, healed atomic.Bool
+		e := newEnv(t, s, func(ctx context.Context, step *workflows.Step[calcArgs]) (workflows.Result, error) {
+			calls.add(step.Name)
+			if failing.Load() && step.Name == "p05" && !healed.Load() {
+				return workflows.Result{}, fmt.Errorf("boom on attempt %d", step.Attempt)
+			}
+			if err := together.arrive(ctx, step.Name); err != nil {
+				return workflows.Result{}, err
+			}
+			return sum(step)
+		}, true)
+
+		id := e.start(t, wide(n))
+		_, steps := e.waitRun(t, id, store.WorkflowSucceeded)
+		if got := output(t, steps["join"]); got != n+n {
+			t.Fatalf("join output %d; want %d", got, n+n)
+		}
+		if calls.get("join") != 1 || len(e.jobs(t, "test_calc")) != n+2 {
+			t.Fatalf("join ran %d times; %d step jobs for %d steps", calls.get("join"), len(e.jobs(t, "test_calc")), n+2)
+		}
+
+		together = newBarrier() // the second run races without holding
+		failing.Store(true)
+		id = e.start(t, wide(n))
+		run, steps := e.waitRun(t, id, store.WorkflowFailed)
+		if run.Error != "step p05: boom on attempt 2" {
+			t.Fatalf("failed run = %+v", run)
+		}
+		if join := steps["join"]; join.Status != store.WorkflowStepCancelled || join.JobID != 0 {
+			t.Fatalf("join = %+v; want cancelled, never enqueued", join)
+		}
+		e.waitJob(t, steps["p05"].JobID, rivertype.JobStateDiscarded)
+		healed.Store(true)
+		if _, err := e.client.JobRetry(ctx, steps["p05"].JobID); err != nil {
+			t.Fatal(err)
+		}
+		_, steps = e.waitRun(t, id, store.WorkflowSucceeded)
+		if got := output(t, steps["join"]); got != n+n || calls.get("join") != 2 {
+			t.Fatalf("revived join output %d after %d join calls in all; want %d, 2", got, calls.get("join"), n+n)
+		}
+	})
+}
