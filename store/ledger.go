@@ -162,15 +162,17 @@ const ledgerFactColumns = `f.id, f.scope, f.kind, f.fingerprint_key, f.fingerpri
 
 const ledgerFactFrom = ` from ledger_facts f left join ledger_leases l on l.fact_id = f.id `
 
-func scanLedgerFact(row scanner) (ledger.Fact, error) {
+// scanLedgerFact scans ledgerFactColumns, then extra (columns a query
+// selects after them).
+func scanLedgerFact(row scanner, extra ...any) (ledger.Fact, error) {
 	var f ledger.Fact
 	var kind, status, fp, evidence string
 	var retry, last, leaseID, leaseOwner sql.NullString
 	var leaseExp sql.NullTime
-	if err := row.Scan(&f.ID, &f.Scope, &kind, &f.Key, &fp, &f.Claim, &f.Preview, &evidence, &retry,
+	if err := row.Scan(append([]any{&f.ID, &f.Scope, &kind, &f.Key, &fp, &f.Claim, &f.Preview, &evidence, &retry,
 		&status, &f.Revision, &f.Current, &f.Source, &f.SupersededBy, &f.CreatedAt, &f.UpdatedAt, &last,
 		&f.Savings.DuplicateFailuresObserved, &f.Savings.WarningsEmitted, &f.Savings.CallsDenied,
-		&leaseID, &leaseOwner, &leaseExp); err != nil {
+		&leaseID, &leaseOwner, &leaseExp}, extra...)...); err != nil {
 		return f, err
 	}
 	f.Kind, f.Status = ledger.Kind(kind), ledger.Status(status)
@@ -545,14 +547,18 @@ func LedgerCallerCallID(caller string) string {
 	return caller
 }
 
-func (lt *LedgerTx) callID() string {
-	if lt.op.ToolCallID != "" {
-		return LedgerCaller(lt.op.Session, lt.op.ToolCallID)
+func (lt *LedgerTx) callID() string { return ledgerCallID(lt.op, lt.Now) }
+
+// ledgerCallID is the call an operation's events are keyed by: its tool
+// call, else its request, else its time.
+func ledgerCallID(op LedgerOp, now time.Time) string {
+	if op.ToolCallID != "" {
+		return LedgerCaller(op.Session, op.ToolCallID)
 	}
-	if lt.op.RequestHash != "" {
-		return "op:" + lt.op.RequestHash
+	if op.RequestHash != "" {
+		return "op:" + op.RequestHash
 	}
-	return "at:" + lt.Now.Format(time.RFC3339Nano)
+	return "at:" + now.Format(time.RFC3339Nano)
 }
 
 // event inserts the (fact, tool call, kind) event and says whether it is
