@@ -778,6 +778,11 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	op := store.LedgerOp{RequestHash: requestHash(opRecord, r), Kind: opRecord, ToolCallID: "record:" + r.OperationID, Session: r.Session}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
+			// Counted and added in turn with every other explicit record
+			// of the workspace: the cap is exact under a race.
+			if err := lt.LockExplicit(r.Workspace); err != nil {
+				return nil, err
+			}
 			n, err := lt.CountExplicit(r.Workspace)
 			if err != nil {
 				return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -514,6 +515,23 @@ func (lt *LedgerTx) TrimObservations(scope string, max int) (int, error) {
 	}
 	gone, err := res.RowsAffected()
 	return int(gone), err
+}
+
+// LockExplicit holds, until the transaction ends, the right to add an
+// explicit fact to scope: on Postgres a transaction-scoped advisory lock
+// on the scope, so two requests adding different facts at once count in
+// turn and the cap holds (read committed would let both count 99 and both
+// insert); a SQLite write transaction holds the whole database already.
+func (lt *LedgerTx) LockExplicit(scope string) error {
+	if lt.s.Dialect != Postgres {
+		return nil
+	}
+	h := sha256.Sum256([]byte("ledger.explicit\x00" + scope))
+	key := int64(binary.BigEndian.Uint64(h[:8]))
+	if _, err := lt.tx.ExecContext(lt.ctx, `select pg_advisory_xact_lock($1)`, key); err != nil {
+		return fmt.Errorf("ledger: lock explicit facts of %s: %w", scope, err)
+	}
+	return nil
 }
 
 // CountExplicit is how many current, unresolved explicit facts (source
