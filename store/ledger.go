@@ -294,7 +294,7 @@ func (s *Store) LedgerFacts(ctx context.Context, f LedgerFilter) ([]ledger.Fact,
 	var args []any
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	if f.Scope != "" {
-		where = append(where, "f.scope = "+arg(f.Scope))
+		where = append(where, s.scopeIs("f.", arg(f.Scope)))
 	}
 	if len(f.Statuses) > 0 {
 		var in []string
@@ -340,7 +340,7 @@ func (s *Store) LedgerSummary(ctx context.Context, scope string) (ledger.Summary
 		coalesce(sum(case when is_current then 1 else 0 end), 0),
 		coalesce(sum(case when duplicate_failures_observed + warnings_emitted + calls_denied > 0 then 1 else 0 end), 0),
 		coalesce(sum(duplicate_failures_observed), 0), coalesce(sum(warnings_emitted), 0), coalesce(sum(calls_denied), 0)
-		from ledger_facts where ($1 = '' or scope = $1)`, scope).Scan(&sum.Facts, &sum.Current, &sum.FactsHit,
+		from ledger_facts where ($1 = '' or `+s.scopeIs("", "$1")+`)`, scope).Scan(&sum.Facts, &sum.Current, &sum.FactsHit,
 		&sum.DuplicateFailuresObserved, &sum.WarningsEmitted, &sum.CallsDenied)
 	if err != nil {
 		return sum, fmt.Errorf("ledger: summary: %w", err)
@@ -502,14 +502,14 @@ func (lt *LedgerTx) FactsNaming(scope string, keys []string) ([]int64, error) {
 // returns how many went.
 func (lt *LedgerTx) TrimObservations(scope string, max int) (int, error) {
 	var n int
-	if err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_observations where scope = $1`, scope).Scan(&n); err != nil {
+	if err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_observations where `+lt.s.scopeIs("", "$1"), scope).Scan(&n); err != nil {
 		return 0, fmt.Errorf("ledger: count observations: %w", err)
 	}
 	if n <= max {
 		return 0, nil
 	}
 	res, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_observations where key_hash in
-		(select key_hash from ledger_observations where scope = $1 order by observed_at, key_hash limit $2)`, scope, n-max)
+		(select key_hash from ledger_observations where `+lt.s.scopeIs("", "$1")+` order by observed_at, key_hash limit $2)`, scope, n-max)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: trim observations: %w", err)
 	}
@@ -538,7 +538,7 @@ func (lt *LedgerTx) LockExplicit(scope string) error {
 // api) a scope holds, as this transaction sees it.
 func (lt *LedgerTx) CountExplicit(scope string) (int, error) {
 	var n int
-	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where scope = $1 and is_current
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where `+lt.s.scopeIs("", "$1")+` and is_current
 		and source = $2 and status in ('active', 'stale')`, scope, ledger.SourceAPI).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: count explicit facts: %w", err)

@@ -126,3 +126,14 @@ const ledgerDenySQL = `with f as materialized (
 	returning id
 )
 select exists (select 1 from f), exists (select 1 from receipt)`
+
+// scopeIs is the condition "the row's scope is param" on a ledger table
+// (alias "" or "f."): on Postgres through the scope's md5 first, which
+// the scope indexes lead with (migration 024: a raw scope can be longer
+// than a btree entry), then the scope itself.
+func (s *Store) scopeIs(alias, param string) string {
+	if s.Dialect == Postgres {
+		return "(" + alias + "scope_hash = md5(" + param + "::text) and " + alias + "scope = " + param + ")"
+	}
+	return alias + "scope = " + param
+}
