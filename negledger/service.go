@@ -137,15 +137,20 @@ func tracked(fp ledger.Fingerprint) bool { return len(fp.CommandLine) <= Command
 func (s *Service) checkSession(ctx context.Context, session, workspace string, known bool) error {
 	sess, err := s.store.GetSession(ctx, session)
 	if errors.Is(err, store.ErrNotFound) {
-		if known {
-			return fmt.Errorf("session %s: %w", session, ErrNotFound)
-		}
-		return nil
+		return sessionIn(session, workspace, store.SessionWorkspace{}, known)
 	}
 	if err != nil {
 		return err
 	}
-	if sess.Workspace != workspace {
+	return sessionIn(session, workspace, store.SessionWorkspace{Known: true, Workspace: sess.Workspace}, known)
+}
+
+// sessionIn is checkSession's rule on the session as read.
+func sessionIn(session, workspace string, sess store.SessionWorkspace, known bool) error {
+	switch {
+	case !sess.Known && known:
+		return fmt.Errorf("session %s: %w", session, ErrNotFound)
+	case sess.Known && sess.Workspace != workspace:
 		return &FieldError{Field: "workspace", Problem: fmt.Sprintf("session %s belongs to workspace %q, not %q", session, sess.Workspace, workspace)}
 	}
 	return nil
@@ -205,17 +210,20 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 		return resp, nil
 	}
 	key := fp.Key()
-	f, found, err := s.store.LedgerCurrentFact(ctx, r.Workspace, fp.Kind, key)
+	// One read: the fact and the session's workspace (needed only when a
+	// fact intercepts).
+	f, found, sess, err := s.store.LedgerCheckRead(ctx, r.Workspace, fp.Kind, key, r.Session)
 	if err != nil || !found || !ledger.Intercepts(f) {
 		return resp, err
 	}
-	if err := s.checkSession(ctx, r.Session, r.Workspace, false); err != nil {
+	if err := sessionIn(r.Session, r.Workspace, sess, false); err != nil {
 		return CheckResponse{}, err
 	}
 	// The read above decided the fast paths (no fact: allow; warn mode and
 	// a fact that intercepts: warn), which write nothing. Anything that
 	// writes re-reads the fact inside its transaction, holding its row,
-	// and re-decides there.
+	// and re-decides there, but a plain deny (below).
+	keys := preconditionKeys(f.Evidence)
 	now, err := nowFor(func(scope string, keys []string) (map[string]store.LedgerObservation, error) {
 		return s.store.LedgerObservations(ctx, scope, keys)
 	}, f)
@@ -224,17 +232,31 @@ func (s *Service) Check(ctx context.Context, r CheckRequest) (CheckResponse, err
 	}
 	at := s.store.Now()
 	v, _ := ledger.VerdictFor(f, now, at)
-	if ledger.Decide(mode, v).Answer == ledger.AnswerWarn {
+	step := ledger.Decide(mode, v)
+	if step.Answer == ledger.AnswerWarn {
 		// Warn mode: run it; the note comes from Observe if it fails
 		// again. Nothing is counted, nothing written.
 		resp.Verdict, resp.FactID, resp.CheckedAt, resp.RetryAt = ledger.AnswerWarn, f.ID, at, ledger.RetryAt(f.Retry)
 		return resp, nil
 	}
 	op := store.LedgerOp{RequestHash: requestHash(opCheck, r), Kind: opCheck, ToolCallID: r.ToolCallID, Session: r.Session}
-	for range rounds {
-		raw, replay, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
-			return s.decide(lt, r, mode, fp.Kind, key)
-		})
+	for round := range rounds {
+		var raw []byte
+		var replay bool
+		if round == 0 && step.Answer == ledger.AnswerDeny && len(keys) == 0 {
+			// A plain deny of a fact with no file preconditions depends
+			// on the fact's row alone: decided on the read above and
+			// counted in one statement that holds the row at the
+			// revision read (the answer decide would give at that
+			// revision). A changed fact re-decides in a transaction.
+			raw, replay, err = s.store.LedgerDeny(ctx, op, f.ID, f.Revision, CheckResponse{Verdict: ledger.AnswerDeny,
+				Mode: mode, FactID: f.ID, Reason: ledger.DenyReason(f, v, ledger.BasisOf(f, now)), RetryAt: ledger.RetryAt(f.Retry),
+				CheckedAt: at})
+		} else {
+			raw, replay, err = s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
+				return s.decide(lt, r, mode, fp.Kind, key)
+			})
+		}
 		if conflict(err) {
 			continue
 		}
@@ -756,6 +778,11 @@ func (s *Service) Record(ctx context.Context, r RecordRequest) (ledger.Fact, err
 	op := store.LedgerOp{RequestHash: requestHash(opRecord, r), Kind: opRecord, ToolCallID: "record:" + r.OperationID, Session: r.Session}
 	for range rounds {
 		raw, _, err := s.store.LedgerWrite(ctx, op, func(lt *store.LedgerTx) (any, error) {
+			// Counted and added in turn with every other explicit record
+			// of the workspace: the cap is exact under a race.
+			if err := lt.LockExplicit(r.Workspace); err != nil {
+				return nil, err
+			}
 			n, err := lt.CountExplicit(r.Workspace)
 			if err != nil {
 				return nil, err

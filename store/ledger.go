@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -162,15 +163,17 @@ const ledgerFactColumns = `f.id, f.scope, f.kind, f.fingerprint_key, f.fingerpri
 
 const ledgerFactFrom = ` from ledger_facts f left join ledger_leases l on l.fact_id = f.id `
 
-func scanLedgerFact(row scanner) (ledger.Fact, error) {
+// scanLedgerFact scans ledgerFactColumns, then extra (columns a query
+// selects after them).
+func scanLedgerFact(row scanner, extra ...any) (ledger.Fact, error) {
 	var f ledger.Fact
 	var kind, status, fp, evidence string
 	var retry, last, leaseID, leaseOwner sql.NullString
 	var leaseExp sql.NullTime
-	if err := row.Scan(&f.ID, &f.Scope, &kind, &f.Key, &fp, &f.Claim, &f.Preview, &evidence, &retry,
+	if err := row.Scan(append([]any{&f.ID, &f.Scope, &kind, &f.Key, &fp, &f.Claim, &f.Preview, &evidence, &retry,
 		&status, &f.Revision, &f.Current, &f.Source, &f.SupersededBy, &f.CreatedAt, &f.UpdatedAt, &last,
 		&f.Savings.DuplicateFailuresObserved, &f.Savings.WarningsEmitted, &f.Savings.CallsDenied,
-		&leaseID, &leaseOwner, &leaseExp); err != nil {
+		&leaseID, &leaseOwner, &leaseExp}, extra...)...); err != nil {
 		return f, err
 	}
 	f.Kind, f.Status = ledger.Kind(kind), ledger.Status(status)
@@ -291,7 +294,7 @@ func (s *Store) LedgerFacts(ctx context.Context, f LedgerFilter) ([]ledger.Fact,
 	var args []any
 	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
 	if f.Scope != "" {
-		where = append(where, "f.scope = "+arg(f.Scope))
+		where = append(where, s.scopeIs("f.", arg(f.Scope)))
 	}
 	if len(f.Statuses) > 0 {
 		var in []string
@@ -337,7 +340,7 @@ func (s *Store) LedgerSummary(ctx context.Context, scope string) (ledger.Summary
 		coalesce(sum(case when is_current then 1 else 0 end), 0),
 		coalesce(sum(case when duplicate_failures_observed + warnings_emitted + calls_denied > 0 then 1 else 0 end), 0),
 		coalesce(sum(duplicate_failures_observed), 0), coalesce(sum(warnings_emitted), 0), coalesce(sum(calls_denied), 0)
-		from ledger_facts where ($1 = '' or scope = $1)`, scope).Scan(&sum.Facts, &sum.Current, &sum.FactsHit,
+		from ledger_facts where ($1 = '' or `+s.scopeIs("", "$1")+`)`, scope).Scan(&sum.Facts, &sum.Current, &sum.FactsHit,
 		&sum.DuplicateFailuresObserved, &sum.WarningsEmitted, &sum.CallsDenied)
 	if err != nil {
 		return sum, fmt.Errorf("ledger: summary: %w", err)
@@ -499,14 +502,14 @@ func (lt *LedgerTx) FactsNaming(scope string, keys []string) ([]int64, error) {
 // returns how many went.
 func (lt *LedgerTx) TrimObservations(scope string, max int) (int, error) {
 	var n int
-	if err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_observations where scope = $1`, scope).Scan(&n); err != nil {
+	if err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_observations where `+lt.s.scopeIs("", "$1"), scope).Scan(&n); err != nil {
 		return 0, fmt.Errorf("ledger: count observations: %w", err)
 	}
 	if n <= max {
 		return 0, nil
 	}
 	res, err := lt.tx.ExecContext(lt.ctx, `delete from ledger_observations where key_hash in
-		(select key_hash from ledger_observations where scope = $1 order by observed_at, key_hash limit $2)`, scope, n-max)
+		(select key_hash from ledger_observations where `+lt.s.scopeIs("", "$1")+` order by observed_at, key_hash limit $2)`, scope, n-max)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: trim observations: %w", err)
 	}
@@ -514,11 +517,28 @@ func (lt *LedgerTx) TrimObservations(scope string, max int) (int, error) {
 	return int(gone), err
 }
 
+// LockExplicit holds, until the transaction ends, the right to add an
+// explicit fact to scope: on Postgres a transaction-scoped advisory lock
+// on the scope, so two requests adding different facts at once count in
+// turn and the cap holds (read committed would let both count 99 and both
+// insert); a SQLite write transaction holds the whole database already.
+func (lt *LedgerTx) LockExplicit(scope string) error {
+	if lt.s.Dialect != Postgres {
+		return nil
+	}
+	h := sha256.Sum256([]byte("ledger.explicit\x00" + scope))
+	key := int64(binary.BigEndian.Uint64(h[:8]))
+	if _, err := lt.tx.ExecContext(lt.ctx, `select pg_advisory_xact_lock($1)`, key); err != nil {
+		return fmt.Errorf("ledger: lock explicit facts of %s: %w", scope, err)
+	}
+	return nil
+}
+
 // CountExplicit is how many current, unresolved explicit facts (source
 // api) a scope holds, as this transaction sees it.
 func (lt *LedgerTx) CountExplicit(scope string) (int, error) {
 	var n int
-	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where scope = $1 and is_current
+	err := lt.tx.QueryRowContext(lt.ctx, `select count(*) from ledger_facts where `+lt.s.scopeIs("", "$1")+` and is_current
 		and source = $2 and status in ('active', 'stale')`, scope, ledger.SourceAPI).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("ledger: count explicit facts: %w", err)
@@ -545,14 +565,18 @@ func LedgerCallerCallID(caller string) string {
 	return caller
 }
 
-func (lt *LedgerTx) callID() string {
-	if lt.op.ToolCallID != "" {
-		return LedgerCaller(lt.op.Session, lt.op.ToolCallID)
+func (lt *LedgerTx) callID() string { return ledgerCallID(lt.op, lt.Now) }
+
+// ledgerCallID is the call an operation's events are keyed by: its tool
+// call, else its request, else its time.
+func ledgerCallID(op LedgerOp, now time.Time) string {
+	if op.ToolCallID != "" {
+		return LedgerCaller(op.Session, op.ToolCallID)
 	}
-	if lt.op.RequestHash != "" {
-		return "op:" + lt.op.RequestHash
+	if op.RequestHash != "" {
+		return "op:" + op.RequestHash
 	}
-	return "at:" + lt.Now.Format(time.RFC3339Nano)
+	return "at:" + now.Format(time.RFC3339Nano)
 }
 
 // event inserts the (fact, tool call, kind) event and says whether it is

@@ -17,7 +17,7 @@ func (s *Store) LedgerEventCounts(ctx context.Context, scope string) (ledger.Sav
 			coalesce(sum(case when e.operation_kind = $2 then 1 else 0 end), 0),
 			coalesce(sum(case when e.operation_kind = $3 then 1 else 0 end), 0),
 			coalesce(sum(case when e.operation_kind = $4 then 1 else 0 end), 0)
-		from ledger_events e join ledger_facts f on f.id = e.fact_id where f.scope = $1`,
+		from ledger_events e join ledger_facts f on f.id = e.fact_id where `+s.scopeIs("f.", "$1"),
 		scope, LedgerOpDuplicate, LedgerOpWarn, LedgerOpDeny).Scan(&c.DuplicateFailuresObserved, &c.WarningsEmitted, &c.CallsDenied)
 	if err != nil {
 		return ledger.Savings{}, fmt.Errorf("ledger: count events of %s: %w", scope, err)

@@ -28,8 +28,9 @@ func (s *Store) LedgerChangesSince(ctx context.Context, scope string, since time
 	fail := func(err error) (LedgerDigestChanges, error) {
 		return LedgerDigestChanges{}, fmt.Errorf("ledger changes of %q since %s: %w", scope, since.Format(time.RFC3339Nano), err)
 	}
-	const left = `scope = $1 and updated_at > $2 and status <> 'active'`
-	if err := s.DB.QueryRowContext(ctx, `select count(*) from ledger_facts where scope = $1 and (created_at > $2 or (`+left+`))`,
+	isScope := s.scopeIs("", "$1")
+	left := isScope + ` and updated_at > $2 and status <> 'active'`
+	if err := s.DB.QueryRowContext(ctx, `select count(*) from ledger_facts where `+isScope+` and (created_at > $2 or (`+left+`))`,
 		scope, at).Scan(&ch.Count); err != nil {
 		return fail(err)
 	}
@@ -38,7 +39,7 @@ func (s *Store) LedgerChangesSince(ctx context.Context, scope string, since time
 	}
 	// Each stamp is read as its column, which both drivers scan as a time.
 	for _, q := range []string{
-		`select created_at from ledger_facts where scope = $1 and created_at > $2 order by created_at limit 1`,
+		`select created_at from ledger_facts where ` + isScope + ` and created_at > $2 order by created_at limit 1`,
 		`select updated_at from ledger_facts where ` + left + ` order by updated_at limit 1`,
 	} {
 		var t time.Time
