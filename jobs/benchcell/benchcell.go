@@ -92,6 +92,9 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 			return workflows.Result{}, ret
 		}
 		cell.Status, cell.FailureReason, cell.Detail = bench.CellFailed, reasonOf(err), detail(err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cell.FailureReason = bench.Timeout // whatever the phase made of it
+		}
 		w.logger().Warn("bench cell failed", "run", a.Run, "case", a.Case, "side", a.Side, "iteration", a.Iteration,
 			"attempt", step.Attempt, "reason", cell.FailureReason, "error", err)
 	} else {
@@ -136,8 +139,13 @@ func (w *Worker) call(step *workflows.Step[Args], in benches.CellInput) llm.Call
 // failed now (a permanent error, or the last attempt's).
 func (w *Worker) retry(ctx context.Context, step *workflows.Step[Args], err error) error {
 	if ctx.Err() != nil {
-		// The job itself was stopped (its timeout, a shutdown, a remote
-		// cancel): not the cell's failure; River decides.
+		// The job itself was stopped. Its timeout is retried, and on the
+		// last attempt it is the cell's failure (timeout), so the run is
+		// still decided; a cancel (a shutdown, River's remote cancel) is
+		// not the cell's doing: River decides.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && step.Job.Attempt >= step.Job.MaxAttempts {
+			return nil
+		}
 		return err
 	}
 	ret := llm.JobResult(ctx, w.logger(), step.Job, err)

@@ -1,15 +1,19 @@
 package benchcell
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/learn/harness"
+	"github.com/mullhq/mull/workflows"
 )
 
 // A long log keeps its tail, whole rows only, as a JSON array within the cap.
@@ -62,5 +66,27 @@ func TestSpecFor(t *testing.T) {
 	cfg.Executor, cfg.DSHTimeout = config.BenchExecutorDSH, config.Duration(5*time.Minute)
 	if s := SpecFor(cfg); s.Timeout <= 2*cfg.PhaseTimeout.D()+5*time.Minute {
 		t.Errorf("dsh spec %+v", s)
+	}
+}
+
+// On the last attempt the job's deadline is the cell's failure (nil: the
+// cell is recorded); a cancel (a shutdown, River's remote cancel) is not,
+// and goes back to River, on any attempt.
+func TestRetryOnTheLastAttempt(t *testing.T) {
+	last := &workflows.Step[Args]{Job: &rivertype.JobRow{Attempt: 3, MaxAttempts: 3}}
+	early := &workflows.Step[Args]{Job: &rivertype.JobRow{Attempt: 1, MaxAttempts: 3}}
+	timedOut, stop := context.WithDeadline(context.Background(), time.Unix(0, 0))
+	defer stop()
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	w := &Worker{}
+	if err := w.retry(timedOut, last, timedOut.Err()); err != nil {
+		t.Errorf("deadline, last attempt: %v, want nil (record the cell)", err)
+	}
+	if err := w.retry(timedOut, early, timedOut.Err()); err == nil {
+		t.Error("deadline, first attempt: nil, want the error (River retries)")
+	}
+	if err := w.retry(cancelled, last, cancelled.Err()); err == nil {
+		t.Error("cancel, last attempt: nil, want the error (River decides)")
 	}
 }
