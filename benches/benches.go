@@ -191,6 +191,15 @@ func (s *Service) FreezeCase(ctx context.Context, id string) (bench.Case, error)
 	return s.freezeCase(ctx, id)
 }
 
+// FreezeSet freezes every draft case of set in one transaction and
+// returns the cases it froze, in the set's order; cases already frozen are
+// skipped (none to freeze is fine). A set with no case at all is an error
+// (benchmark:freeze:set-not-found), so a mistyped set name is not taken
+// for a set already frozen.
+func (s *Service) FreezeSet(ctx context.Context, set string) ([]bench.Case, error) {
+	return s.freezeSet(ctx, set)
+}
+
 // Cases lists cases by set then id.
 func (s *Service) Cases(ctx context.Context, f CaseFilter) ([]bench.Case, error) {
 	return s.cases(ctx, f)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/benches"
 )
 
@@ -66,9 +65,6 @@ Examples:
 				return err
 			}
 			defer a.close()
-			if p := api.CheckRuns(r.Runs, benchCfg(a)); p != "" {
-				return usageErr("--runs: %s", p)
-			}
 			run, err := a.bench.StartRun(cmd.Context(), a.client, r)
 			if err != nil {
 				return benchErr(err)
@@ -120,9 +116,6 @@ Examples:
 				return err
 			}
 			defer a.close()
-			if p := api.CheckRuns(r.Runs, benchCfg(a)); p != "" {
-				return usageErr("--runs: %s", p)
-			}
 			run, err := a.bench.StartMemoryRun(cmd.Context(), a.client, r)
 			if err != nil {
 				return benchErr(err)
