@@ -262,6 +262,13 @@ func (s *Service) CellInput(ctx context.Context, run, caseID string, side bench.
 	return s.cellInput(ctx, run, caseID, side)
 }
 
+// NoteCellJob records that a cell of run is attempted in job (the step
+// calls it before its LLM calls), so the run's progress sums the calls of
+// every job its cells ran in, a revived step's earlier jobs too.
+func (s *Service) NoteCellJob(ctx context.Context, run string, job int64) error {
+	return s.store.NoteBenchJob(ctx, s.store.DB, run, job)
+}
+
 // RecordCellTx records a cell in tx (the step's completing transaction).
 // A cell already recorded is kept and false returned: a cell is scored
 // once, whatever the retries. The step job and attempt that recorded it

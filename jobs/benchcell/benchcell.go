@@ -25,6 +25,7 @@ import (
 type Service interface {
 	CellInput(ctx context.Context, run, caseID string, side bench.Side) (benches.CellInput, error)
 	RecordCellTx(ctx context.Context, tx *sql.Tx, c bench.Cell) (bool, error)
+	NoteCellJob(ctx context.Context, run string, job int64) error
 }
 
 // Spec: the llm queue (the executor and the judge call DeepSeek, and a
@@ -81,6 +82,10 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 		return workflows.Result{}, river.JobCancel(fmt.Errorf("bench_cell %s/%s/%s/%d: %w", a.Run, a.Case, a.Side, a.Iteration, err))
 	}
 	if err != nil {
+		return workflows.Result{}, err
+	}
+	// Noted before any LLM call, so the run's progress counts this job's.
+	if err := w.Service.NoteCellJob(ctx, a.Run, step.Job.ID); err != nil {
 		return workflows.Result{}, err
 	}
 	start := w.now()
