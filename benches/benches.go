@@ -200,7 +200,7 @@ func (s *Service) FreezeSet(ctx context.Context, set string) ([]bench.Case, erro
 	return s.freezeSet(ctx, set)
 }
 
-// Cases lists cases by set then id.
+// Cases lists cases in the order they were added (then by id).
 func (s *Service) Cases(ctx context.Context, f CaseFilter) ([]bench.Case, error) {
 	return s.cases(ctx, f)
 }

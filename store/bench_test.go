@@ -316,3 +316,33 @@ func TestBenchRunProgressCountsEveryJob(t *testing.T) {
 		}
 	})
 }
+
+// Cases list in the order they were added (created_at, then id), across
+// sets too: not by set and id.
+func TestListBenchCasesInInsertionOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for i, c := range []struct{ id, set string }{{"zeta", "b"}, {"alpha", "b"}, {"mid", "a"}, {"beta", "b"}} {
+			at := benchT0.Add(time.Duration(i) * time.Second)
+			if i == 3 {
+				at = benchT0.Add(time.Second) // alpha's time: the tie goes by id
+			}
+			if err := s.InsertBenchCase(ctx, s.DB, bench.Case{ID: c.id, Set: c.set, Title: "t", Statement: "s", Rubric: "r", CreatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for set, want := range map[string][]string{"": {"zeta", "alpha", "beta", "mid"}, "b": {"zeta", "alpha", "beta"}} {
+			cs, err := s.ListBenchCases(ctx, s.DB, set, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				got = append(got, c.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("set %q: %v, want %v", set, got, want)
+			}
+		}
+	})
+}
