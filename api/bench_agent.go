@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/store"
 )
@@ -187,6 +188,14 @@ func (s *Server) benchAgentRun(w http.ResponseWriter, r *http.Request, sess stor
 		return
 	}
 	cfg := s.benchConfig()
+	if cfg.Executor == config.BenchExecutorDSH {
+		// A DSH cell is a shell-capable agent session on mull's host, run
+		// on whatever statements the set holds (an agent may add them):
+		// only a person starts those runs.
+		writeBenchCode(w, http.StatusForbidden, "run:admin-only",
+			"with bench.executor = dsh a run executes DSH sessions on mull's host: an operator starts it (mull bench run, or the admin API)")
+		return
+	}
 	runs, code, msg := AgentRuns(in.Runs, cfg.DefaultRuns, cfg.MaxRuns)
 	if code != "" {
 		writeBenchCode(w, http.StatusBadRequest, code, msg)

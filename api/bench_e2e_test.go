@@ -9,6 +9,7 @@ import (
 
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -275,6 +276,29 @@ func TestBenchAgentToolEndToEnd(t *testing.T) {
 		call(http.StatusNotFound, `"action":"status","run_id":"bench_nope"`, &eb)
 		if eb.Code != "benchmark:status:not-found" {
 			t.Errorf("status of an unknown run: %+v", eb)
+		}
+	})
+}
+
+// With bench.executor = dsh a run executes shell-capable DSH sessions on
+// mull's host on whatever the set's statements say, and an agent may add
+// statements: the agent's run is refused (403 benchmark:run:admin-only)
+// and nothing is stored, while the admin route starts the same run.
+func TestBenchAgentRunRefusedWithDSHExecutor(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newBenchRig(t, s, func(c *config.Config) {
+			c.Bench.Executor, c.Bench.DSHCommand = config.BenchExecutorDSH, "dsh-not-run-here"
+		})
+		h.known("s1", "/w")
+		var eb benchErrBody
+		expect(t, serve(h.srv, "POST", "/v1/harness/benchmark",
+			`{"session":"s1","action":"run","reference_snapshot_id":"ref-1","refinement_id":"refine_x"}`, bearer("tok")),
+			http.StatusForbidden, &eb)
+		if eb.Code != "benchmark:run:admin-only" || !strings.Contains(eb.Error, "operator") {
+			t.Fatalf("agent run under the dsh executor: %+v", eb)
+		}
+		if runs, err := h.bench.Runs(t.Context(), benches.RunFilter{}); err != nil || len(runs) != 0 {
+			t.Fatalf("runs after the refusal: %v %v", runs, err)
 		}
 	})
 }
