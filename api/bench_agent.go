@@ -91,7 +91,7 @@ func (s *Server) harnessBenchmark(w http.ResponseWriter, r *http.Request) {
 	case "capture-reference":
 		s.benchAgentCapture(w, r, sess, in)
 	case "status":
-		s.benchAgentStatus(w, r, in)
+		s.benchAgentStatus(w, r, sess, in)
 	case "run":
 		s.benchAgentRun(w, r, sess, in)
 	}
@@ -194,6 +194,12 @@ func (s *Server) benchAgentRun(w http.ResponseWriter, r *http.Request, sess stor
 		// only a person starts those runs.
 		writeBenchCode(w, http.StatusForbidden, "run:admin-only",
 			"with bench.executor = dsh a run executes DSH sessions on mull's host: an operator starts it (mull bench run, or the admin API)")
+		return
+	}
+	if snap, err := s.deps.Bench.Snapshot(r.Context(), strings.TrimSpace(in.ReferenceSnapshotID)); err == nil && !SnapshotVisible(snap, sess) {
+		// Another session's capture holds its local entries: as unknown
+		// to this one as the id it does not have.
+		writeBenchCode(w, http.StatusNotFound, "run:no-reference", "reference snapshot not found: "+strings.TrimSpace(in.ReferenceSnapshotID))
 		return
 	}
 	runs, code, msg := AgentRuns(in.Runs, cfg.DefaultRuns, cfg.MaxRuns)

@@ -277,6 +277,30 @@ func TestBenchAgentToolEndToEnd(t *testing.T) {
 		if eb.Code != "benchmark:status:not-found" {
 			t.Errorf("status of an unknown run: %+v", eb)
 		}
+
+		// Another session, in another workspace, sees neither s1's capture
+		// (it holds s1's local entries) nor s1's run: the run is as
+		// unknown as a made-up id, and it cannot run against the capture.
+		h.known("s2", "/other")
+		other := func(status int, body string, out any) {
+			t.Helper()
+			expect(t, serve(h.srv, "POST", "/v1/harness/benchmark", `{"session":"s2",`+body+`}`, tok), status, out)
+		}
+		other(http.StatusOK, `"action":"status"`, &st)
+		if ss, _ := st["snapshots"].([]any); len(ss) != 0 {
+			t.Errorf("s2 lists s1's snapshots: %v", st)
+		}
+		if rs, _ := st["recent_runs"].([]any); len(rs) != 0 {
+			t.Errorf("s2 lists s1's runs: %v", st)
+		}
+		other(http.StatusNotFound, `"action":"status","run_id":"`+started.RunID+`"`, &eb)
+		if eb.Code != "benchmark:status:not-found" {
+			t.Errorf("s2 reads s1's run: %+v", eb)
+		}
+		other(http.StatusNotFound, `"action":"run","reference_snapshot_id":"ref-1","refinement_id":"`+ref.ID+`"`, &eb)
+		if eb.Code != "benchmark:run:no-reference" {
+			t.Errorf("s2 runs against s1's capture: %+v", eb)
+		}
 	})
 }
 
