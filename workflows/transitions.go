@@ -79,6 +79,7 @@ func (r *Runner) enqueueReady(ctx context.Context, tx *sql.Tx, client *engine.Cl
 func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, status, name string) error {
 	revived := false
 	if status != store.WorkflowRunning {
+		r.lockingRun(name)
 		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -102,7 +103,16 @@ func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client,
 	if err != nil || u.Dependents > 0 {
 		return err
 	}
+	r.lockingRun(name)
 	return r.closeLeaf(ctx, tx, runID)
+}
+
+// lockingRun runs the test hook, if any, just before the success of step
+// name takes its run's row.
+func (r *Runner) lockingRun(name string) {
+	if r.beforeRunLock != nil {
+		r.beforeRunLock(name)
+	}
 }
 
 // closeLeaf counts a leaf's success on its run, which succeeds with its
