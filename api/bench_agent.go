@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/store"
 )
@@ -90,7 +91,7 @@ func (s *Server) harnessBenchmark(w http.ResponseWriter, r *http.Request) {
 	case "capture-reference":
 		s.benchAgentCapture(w, r, sess, in)
 	case "status":
-		s.benchAgentStatus(w, r, in)
+		s.benchAgentStatus(w, r, sess, in)
 	case "run":
 		s.benchAgentRun(w, r, sess, in)
 	}
@@ -187,6 +188,20 @@ func (s *Server) benchAgentRun(w http.ResponseWriter, r *http.Request, sess stor
 		return
 	}
 	cfg := s.benchConfig()
+	if cfg.Executor == config.BenchExecutorDSH {
+		// A DSH cell is a shell-capable agent session on mull's host, run
+		// on whatever statements the set holds (an agent may add them):
+		// only a person starts those runs.
+		writeBenchCode(w, http.StatusForbidden, "run:admin-only",
+			"with bench.executor = dsh a run executes DSH sessions on mull's host: an operator starts it (mull bench run, or the admin API)")
+		return
+	}
+	if snap, err := s.deps.Bench.Snapshot(r.Context(), strings.TrimSpace(in.ReferenceSnapshotID)); err == nil && !SnapshotVisible(snap, sess) {
+		// Another session's capture holds its local entries: as unknown
+		// to this one as the id it does not have.
+		writeBenchCode(w, http.StatusNotFound, "run:no-reference", "reference snapshot not found: "+strings.TrimSpace(in.ReferenceSnapshotID))
+		return
+	}
 	runs, code, msg := AgentRuns(in.Runs, cfg.DefaultRuns, cfg.MaxRuns)
 	if code != "" {
 		writeBenchCode(w, http.StatusBadRequest, code, msg)

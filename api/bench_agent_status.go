@@ -7,6 +7,7 @@ import (
 
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/learn/bench"
+	"github.com/mullhq/mull/store"
 )
 
 // How much the agent's status lists.
@@ -54,9 +55,18 @@ func toRunOut(run benches.Run) runOut {
 // benchAgentStatus is the status action: with run_id that run's progress
 // and decision; without, the seed's listing of cases, snapshots and
 // recent runs.
-func (s *Server) benchAgentStatus(w http.ResponseWriter, r *http.Request, in benchmarkRequest) {
+//
+// An agent sees only its own: the snapshots its session captured (and the
+// global store's), the memory snapshots and runs of its workspace and the
+// runs it started. Another session's capture holds that session's local
+// entries, another workspace's run that workspace's memory.
+func (s *Server) benchAgentStatus(w http.ResponseWriter, r *http.Request, sess store.Session, in benchmarkRequest) {
 	if present(in.RunID) {
-		run, err := s.deps.Bench.Run(r.Context(), strings.TrimSpace(in.RunID))
+		id := strings.TrimSpace(in.RunID)
+		run, err := s.deps.Bench.Run(r.Context(), id)
+		if err == nil && !RunVisible(run, sess) {
+			err = &benches.CodedError{Code: "benchmark:status:not-found", Msg: "no benchmark run with id: " + id, Status: http.StatusNotFound}
+		}
 		if err != nil {
 			writeBenchAgent(w, "status", err)
 			return
@@ -90,13 +100,17 @@ func (s *Server) benchAgentStatus(w http.ResponseWriter, r *http.Request, in ben
 	for i, c := range cases {
 		cs[i] = caseRow{ID: c.ID, Title: c.Title, State: string(c.State)}
 	}
-	ss := make([]snapshotOut, len(snaps))
-	for i, sn := range snaps {
-		ss[i] = snapshotOut{SnapshotID: sn.ID, RefinementID: sn.RefinementID, CapturedAt: sn.CapturedAt, StateHash: sn.StateHash}
+	ss := []snapshotOut{}
+	for _, sn := range snaps {
+		if SnapshotVisible(sn, sess) {
+			ss = append(ss, snapshotOut{SnapshotID: sn.ID, RefinementID: sn.RefinementID, CapturedAt: sn.CapturedAt, StateHash: sn.StateHash})
+		}
 	}
-	rs := make([]runOut, len(runs))
-	for i, run := range runs {
-		rs[i] = toRunOut(run)
+	rs := []runOut{}
+	for _, run := range runs {
+		if RunVisible(run, sess) {
+			rs = append(rs, toRunOut(run))
+		}
 	}
 	out["cases"], out["snapshots"], out["recent_runs"] = cs, ss, rs
 	writeCompact(w, http.StatusOK, out)
@@ -133,4 +147,20 @@ func nonNilMap(m map[string]bench.CaseMeans) map[string]bench.CaseMeans {
 		return map[string]bench.CaseMeans{}
 	}
 	return m
+}
+
+// SnapshotVisible says whether an agent's session may see a snapshot: a
+// harness capture of the global store or of its own session, a memory
+// snapshot of its own workspace.
+func SnapshotVisible(sn bench.Snapshot, sess store.Session) bool {
+	if sn.Kind == bench.MemorySnapshot {
+		return sn.Workspace == sess.Workspace
+	}
+	return sn.Session == "" || sn.Session == sess.ID
+}
+
+// RunVisible says whether an agent's session may see a run: one it
+// started, or one charged to its workspace.
+func RunVisible(run benches.Run, sess store.Session) bool {
+	return run.By == "agent:"+sess.ID || (run.Workspace != "" && run.Workspace == sess.Workspace)
 }

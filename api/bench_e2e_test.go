@@ -9,6 +9,7 @@ import (
 
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -275,6 +276,53 @@ func TestBenchAgentToolEndToEnd(t *testing.T) {
 		call(http.StatusNotFound, `"action":"status","run_id":"bench_nope"`, &eb)
 		if eb.Code != "benchmark:status:not-found" {
 			t.Errorf("status of an unknown run: %+v", eb)
+		}
+
+		// Another session, in another workspace, sees neither s1's capture
+		// (it holds s1's local entries) nor s1's run: the run is as
+		// unknown as a made-up id, and it cannot run against the capture.
+		h.known("s2", "/other")
+		other := func(status int, body string, out any) {
+			t.Helper()
+			expect(t, serve(h.srv, "POST", "/v1/harness/benchmark", `{"session":"s2",`+body+`}`, tok), status, out)
+		}
+		other(http.StatusOK, `"action":"status"`, &st)
+		if ss, _ := st["snapshots"].([]any); len(ss) != 0 {
+			t.Errorf("s2 lists s1's snapshots: %v", st)
+		}
+		if rs, _ := st["recent_runs"].([]any); len(rs) != 0 {
+			t.Errorf("s2 lists s1's runs: %v", st)
+		}
+		other(http.StatusNotFound, `"action":"status","run_id":"`+started.RunID+`"`, &eb)
+		if eb.Code != "benchmark:status:not-found" {
+			t.Errorf("s2 reads s1's run: %+v", eb)
+		}
+		other(http.StatusNotFound, `"action":"run","reference_snapshot_id":"ref-1","refinement_id":"`+ref.ID+`"`, &eb)
+		if eb.Code != "benchmark:run:no-reference" {
+			t.Errorf("s2 runs against s1's capture: %+v", eb)
+		}
+	})
+}
+
+// With bench.executor = dsh a run executes shell-capable DSH sessions on
+// mull's host on whatever the set's statements say, and an agent may add
+// statements: the agent's run is refused (403 benchmark:run:admin-only)
+// and nothing is stored, while the admin route starts the same run.
+func TestBenchAgentRunRefusedWithDSHExecutor(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		h := newBenchRig(t, s, func(c *config.Config) {
+			c.Bench.Executor, c.Bench.DSHCommand = config.BenchExecutorDSH, "dsh-not-run-here"
+		})
+		h.known("s1", "/w")
+		var eb benchErrBody
+		expect(t, serve(h.srv, "POST", "/v1/harness/benchmark",
+			`{"session":"s1","action":"run","reference_snapshot_id":"ref-1","refinement_id":"refine_x"}`, bearer("tok")),
+			http.StatusForbidden, &eb)
+		if eb.Code != "benchmark:run:admin-only" || !strings.Contains(eb.Error, "operator") {
+			t.Fatalf("agent run under the dsh executor: %+v", eb)
+		}
+		if runs, err := h.bench.Runs(t.Context(), benches.RunFilter{}); err != nil || len(runs) != 0 {
+			t.Fatalf("runs after the refusal: %v %v", runs, err)
 		}
 	})
 }

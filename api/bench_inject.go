@@ -5,7 +5,6 @@ import (
 
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/learn/harness"
-	"github.com/mullhq/mull/learn/trust"
 )
 
 // BenchInject is GET /v1/bench/snapshots/{id}/inject's answer: the text
@@ -19,14 +18,17 @@ type BenchInject struct {
 	// renders them ("# Continual Harness State" …).
 	Text string `json:"text"`
 	ETag string `json:"etag"`
-	// Withheld: the digest did not pass the trust gate's render check and
-	// nothing is injected.
+	// Withheld: nothing of the snapshot may be injected. The plugin then
+	// fails the cell rather than let it be judged on what it did not see.
+	// Gating line by line (InjectText), no snapshot is withheld today.
 	Withheld bool `json:"withheld,omitempty"`
 }
 
 // InjectText renders a snapshot as the plugin injects it, through the
-// trust gate: a memory snapshot's digest is gated whole (a quarantined
-// digest is withheld, a credential redacted); a harness snapshot is
+// trust gate: a memory snapshot's digest is gated line by line
+// (bench.GateDigest: the renderer's own lines kept, a quarantined line
+// hidden, a credential redacted; gated whole, a real digest would be
+// withheld every time, its headings being what a forged one imitates); a harness snapshot is
 // projected as the live projection is (each entry gated by harness.Project,
 // the query ranking it, maxPerKind of each kind). No refinement history
 // is shown: both sides of a run see only their entries.
@@ -35,11 +37,7 @@ func InjectText(s bench.Snapshot, query string, maxPerKind int) (text string, wi
 		if s.Digest == "" {
 			return "", false
 		}
-		v := trust.Check(s.Digest)
-		if v.Quarantined {
-			return "", true
-		}
-		return v.Text, false
+		return bench.GateDigest(s.Digest), false
 	}
 	entries := s.Entries
 	if entries == nil {

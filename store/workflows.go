@@ -99,9 +99,11 @@ const (
 // LockWorkflowRun reads a run (without steps) and, on Postgres, locks its
 // row until tx ends. Only the rare moves of a whole run take it (fail,
 // cancel, revive, reconcile, and a leaf closing), and they take it before
-// any step's row, except a leaf, which holds only its own running row, one
-// no run-locking transaction waits for. SQLite needs no lock: its
-// transactions are immediate and run one at a time.
+// any step's row and any River job's row, except a success (a leaf
+// closing, or one in a run that is not running), which holds its own
+// running row, one no run-locking transaction waits for, and completes its
+// job only after. SQLite needs no lock: its transactions are immediate and
+// run one at a time.
 func (s *Store) LockWorkflowRun(ctx context.Context, tx *sql.Tx, id string) (WorkflowRun, error) {
 	q := `select ` + runColumns + ` from workflow_runs where id = $1`
 	if s.Dialect == Postgres {
@@ -115,9 +117,9 @@ func (s *Store) LockWorkflowRun(ctx context.Context, tx *sql.Tx, id string) (Wor
 }
 
 // WorkflowRunStatus reads a run's status through q, without locking it:
-// for code that holds other locks and must not take the run's after them
-// (the consolidate planner holds its workspace's state, which the run's
-// last step locks after the run's).
+// for code that holds other locks and must not wait for the run's after
+// them (the consolidate planner holds its workspace's state, which a run's
+// last step locks too, in its Apply).
 func (s *Store) WorkflowRunStatus(ctx context.Context, q querier, id string) (string, error) {
 	var status string
 	err := q.QueryRowContext(ctx, `select status from workflow_runs where id = $1`, id).Scan(&status)

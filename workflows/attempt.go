@@ -137,7 +137,11 @@ func (r *Runner) end(ctx context.Context, a attempt, replay bool, res Result, er
 }
 
 // succeed records the step's output, applies its writes, moves the run on
-// and completes the job: one transaction, which holds the step's row.
+// and completes the job: one transaction, which holds the step's row. The
+// job's row is taken last, after the run's (a leaf closing, a success in a
+// run that is not running): Cancel holds the run's row when it cancels
+// running steps' jobs, so a success holding its job while it waited for
+// the run would deadlock with it.
 func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 	output, err := json.Marshal(res.Output)
 	if err != nil {
@@ -157,12 +161,12 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 				return fmt.Errorf("apply: %w", err)
 			}
 		}
-		if err := a.complete(ctx, tx); err != nil {
-			return err
-		}
-		// Last, so the dependents' rows, which the steps they come after
+		// Late, so the dependents' rows, which the steps they come after
 		// all take, are held only until the commit that follows.
 		if err := r.advance(ctx, tx, client, a.runID, status, a.step); err != nil {
+			return err
+		}
+		if err := a.complete(ctx, tx); err != nil {
 			return err
 		}
 		if r.beforeCommit != nil {

@@ -15,19 +15,25 @@ import (
 )
 
 // Locks, so that a step costs the same whatever the width of its run and
-// two transactions never deadlock on Postgres. An attempt's start holds
-// its own step's row. A success holds its own row, then the rows that
+// two transactions never deadlock on Postgres. River's job rows come last
+// in every transaction that takes a workflow row, and River's own
+// transactions take job rows only: a success completes its job after all
+// else, and the moves of a whole run cancel jobs after the run's and the
+// steps' rows (a failure leaves its own job to River, after its commit). An
+// attempt's start holds its own step's row, and completes the job of a step
+// that had succeeded. A success holds its own row, then what its Apply
+// writes; then, in a run that is not running, the run's; then the rows that
 // count what the steps after it still wait for: their buckets, then those
-// steps, each in name order. The run's row is locked by the rare moves of
-// a whole run (fail, cancel, reconcile) before any step's row, and after
-// its own step's row only by a success that may revive the run or closes a
-// leaf: that row is running, and no transaction holding the run waits for
-// a running row (cancels take pending and enqueued rows, a revival
-// cancelled ones and the dependents of its step, which cannot have started;
-// reconcile skips rows others hold; a failing attempt whose job no longer
-// works its step locks nothing). Exactly-once enqueue rests on those
-// counts, decremented under their rows' locks, and on the claim of a step
-// (pending → enqueued) before its job is inserted.
+// steps, each in name order; then, for a leaf, the run's; then its job's.
+// The run's row is locked by the rare moves of a whole run (fail, cancel,
+// reconcile) before any step's row, and after its own step's row only by a
+// success, whose row is running: no transaction holding the run waits for a
+// running row (cancels take pending and enqueued rows, a revival cancelled
+// ones and the dependents of its step, which cannot have started; reconcile
+// skips rows others hold; a failing attempt whose job no longer works its
+// step locks nothing). Exactly-once enqueue rests on those counts,
+// decremented under their rows' locks, and on the claim of a step (pending
+// → enqueued) before its job is inserted.
 
 // storedArgs inserts a step job from the args JSON kept in its step row.
 type storedArgs struct {
@@ -79,6 +85,7 @@ func (r *Runner) enqueueReady(ctx context.Context, tx *sql.Tx, client *engine.Cl
 func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client, runID, status, name string) error {
 	revived := false
 	if status != store.WorkflowRunning {
+		r.lockingRun(name)
 		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
 		if err != nil {
 			return err
@@ -102,7 +109,16 @@ func (r *Runner) advance(ctx context.Context, tx *sql.Tx, client *engine.Client,
 	if err != nil || u.Dependents > 0 {
 		return err
 	}
+	r.lockingRun(name)
 	return r.closeLeaf(ctx, tx, runID)
+}
+
+// lockingRun runs the test hook, if any, just before the success of step
+// name takes its run's row.
+func (r *Runner) lockingRun(name string) {
+	if r.beforeRunLock != nil {
+		r.beforeRunLock(name)
+	}
 }
 
 // closeLeaf counts a leaf's success on its run, which succeeds with its

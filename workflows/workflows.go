@@ -42,6 +42,9 @@ type Runner struct {
 	// beforeCommit, when set (tests only), runs just before a step's
 	// completion transaction commits; an error rolls the whole of it back.
 	beforeCommit func(step string) error
+	// beforeRunLock, when set (tests only), runs just before a step's
+	// success takes its run's row, so a test can hold that row then.
+	beforeRunLock func(step string)
 }
 
 // CutOff is in the error of a step job cancelled because its run had
@@ -170,28 +173,32 @@ var ErrFinished = errors.New("workflow run already finished")
 // a cancelled run does nothing; a failed run can be cancelled, which stops
 // an operator's retry from reviving it.
 func (r *Runner) Cancel(ctx context.Context, client *engine.Client, runID string) error {
-	err := r.store.InTx(ctx, func(tx *sql.Tx) error {
-		run, err := r.store.LockWorkflowRun(ctx, tx, runID)
-		if err != nil {
-			return err
-		}
-		switch run.Status {
-		case store.WorkflowSucceeded:
-			return fmt.Errorf("%w: run %s succeeded", ErrFinished, runID)
-		case store.WorkflowCancelled:
-			return nil
-		}
-		reason := "cancelled by an operator"
-		if run.Error != "" {
-			reason = run.Error + "; then " + reason // keep why it failed
-		}
-		if err := r.setRun(ctx, tx, &run, store.WorkflowCancelled, reason); err != nil {
-			return err
-		}
-		return r.cancelRest(ctx, tx, client, runID, "run cancelled", true)
-	})
+	err := r.store.InTx(ctx, func(tx *sql.Tx) error { return r.cancel(ctx, tx, client, runID) })
 	if err == nil {
 		r.logger.InfoContext(ctx, "workflow run cancelled", "run_id", runID)
 	}
 	return err
+}
+
+// cancel is Cancel in tx: the run's row first, then what has not started,
+// and the jobs' rows last (transitions.go says why that order).
+func (r *Runner) cancel(ctx context.Context, tx *sql.Tx, client *engine.Client, runID string) error {
+	run, err := r.store.LockWorkflowRun(ctx, tx, runID)
+	if err != nil {
+		return err
+	}
+	switch run.Status {
+	case store.WorkflowSucceeded:
+		return fmt.Errorf("%w: run %s succeeded", ErrFinished, runID)
+	case store.WorkflowCancelled:
+		return nil
+	}
+	reason := "cancelled by an operator"
+	if run.Error != "" {
+		reason = run.Error + "; then " + reason // keep why it failed
+	}
+	if err := r.setRun(ctx, tx, &run, store.WorkflowCancelled, reason); err != nil {
+		return err
+	}
+	return r.cancelRest(ctx, tx, client, runID, "run cancelled", true)
 }

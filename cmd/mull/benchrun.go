@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -101,14 +102,22 @@ side's snapshot injected by mull's DSH plugin (its benchSnapshot mode).
 Examples:
   mull bench cases add --file examples/bench-cases.json
   mull bench cases freeze --set demo
-  mull bench memory --cases demo --workspace ~/src/app --runs 2 --wait`,
+  mull bench memory --cases demo --runs 2 --wait            # the current directory's memory
+  mull bench memory --cases demo --workspace ~/src/app --wait`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
 			case r.Set == "":
 				return usageErr("--cases is required: the set of frozen cases to run")
-			case r.Workspace == "":
-				return usageErr("--workspace is required: whose memory digest the candidate is shown")
+			}
+			if r.Workspace == "" {
+				// DSH's workspace is the directory it runs in: so is
+				// this command's, by default.
+				wd, err := os.Getwd()
+				if err != nil {
+					return usageErr("--workspace is required here (the current directory is unreadable: %v)", err)
+				}
+				r.Workspace = wd
 			}
 			r.By = "cli"
 			a, err := g.open(cmd.Context(), manage)
@@ -125,7 +134,7 @@ Examples:
 	}
 	f := cmd.Flags()
 	f.StringVar(&r.Set, "cases", "", "the set of frozen cases to run")
-	f.StringVar(&r.Workspace, "workspace", "", "the workspace whose digest the candidate is shown (and whose budget the cells charge)")
+	f.StringVar(&r.Workspace, "workspace", "", "the workspace whose digest the candidate is shown, and whose budget the cells charge (default: the current directory, as DSH names it)")
 	f.IntVar(&r.Runs, "runs", 0, "iterations per case and side (default bench.default_runs; at most bench.max_runs)")
 	o.flags(cmd)
 	return cmd

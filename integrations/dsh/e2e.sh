@@ -106,6 +106,14 @@
 #      and the command is allowed at once, succeeds and resolves its fact;
 #      `mull ledger list` and `mull ledger stats` show the facts and the
 #      counters (2 denied, no duplicate, no warning); no plugin line
+#  14. the memory A/B (issue 14), bench.executor = dsh: a new `mull serve
+#      --fake-llm` whose cells run this install's DSH; a memory in a
+#      workspace; examples/bench-cases.json added and frozen; `mull bench
+#      memory --wait` runs 3 cases x 2 sides as real DSH headless sessions
+#      (the plugin's benchSnapshot mode serving each side's snapshot) and
+#      prints the decision and per-case deltas; `mull bench show --json`:
+#      6 cells, each with its DSH session log kept, a candidate's log holds
+#      the memory and no reference's does
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -1084,6 +1092,58 @@ console.log(`# counters: ${Object.keys(want).map(k => `${k} ${n(k)}`).join(', ')
 JS
 sed 's/^# /   /' "$tmp/ledger-facts.txt"
 took "the dependency's change allowed the retry at once; $side2: 2 lines"
+
+step "the memory A/B with bench.executor = dsh: real DSH cells, each side's snapshot served by the plugin, decided with per-case deltas"
+kill "$mull_pid" 2>/dev/null || true
+wait "$mull_pid" 2>/dev/null || true
+export MULL_DATA_DIR=$tmp/mull-bench-data
+# Every process of this step (the serve that works the cells, the CLI that
+# starts the run) runs DSH cells: dsh_command is this install's DSH.
+export MULL_BENCH_EXECUTOR=dsh MULL_BENCH_DSH_COMMAND="$node $dsh_bin" MULL_BENCH_DSH_TIMEOUT=3m
+MULL_LOG_FORMAT=json "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull-bench.log" 2>&1 &
+mull_pid=$!
+pids+=("$mull_pid")
+wait_http "$murl/healthz" 60 || fail "mull serve (bench) did not answer /healthz within 60s: $(tail -n 20 "$tmp/mull-bench.log")"
+mkdir -p "$tmp/bench-ws"
+bws=$(cd "$tmp/bench-ws" && pwd -P)
+bmemory="Release builds of this repo run make ci first (bench-$marker)."
+code=$(curl -sS -o "$tmp/bench-memory.json" -w '%{http_code}' -X POST "$murl/v1/memories" -H 'content-type: application/json' \
+  -d "{\"workspace\":\"$bws\",\"kind\":\"fact\",\"text\":\"$bmemory\",\"importance\":8,\"src\":\"user\"}") || code=000
+[ "$code" = 201 ] || fail "POST /v1/memories answered $code: $(cat "$tmp/bench-memory.json" 2>/dev/null)"
+"$mull" bench cases add --file "$repo/examples/bench-cases.json" > "$tmp/bench-add.txt" 2>&1 || fail "mull bench cases add: $(cat "$tmp/bench-add.txt")"
+"$mull" bench cases freeze --set demo > "$tmp/bench-freeze.txt" 2>&1 || fail "mull bench cases freeze: $(cat "$tmp/bench-freeze.txt")"
+"$mull" bench memory --cases demo --workspace "$bws" --runs 1 --wait --timeout 10m > "$tmp/bench-run.txt" 2> "$tmp/bench-run.err" ||
+  fail "mull bench memory: $(cat "$tmp/bench-run.txt" "$tmp/bench-run.err"; tail -n 30 "$tmp/mull-bench.log")"
+sed 's/^/   /' "$tmp/bench-run.txt" | tail -n 14
+grep -q '^decision: \(ACCEPTED\|REJECTED\)' "$tmp/bench-run.txt" || fail "no decision in: $(cat "$tmp/bench-run.txt")"
+grep -q 'DELTA' "$tmp/bench-run.txt" || fail "no per-case deltas in: $(cat "$tmp/bench-run.txt")"
+"$mull" bench list --json > "$tmp/bench-list.json" 2> "$tmp/bench-list.err" || fail "mull bench list: $(cat "$tmp/bench-list.err")"
+brun=$("$node" -e 'const l = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")); const r = (Array.isArray(l) ? l : l.runs)[0]; console.log(r ? r.id : "")' "$tmp/bench-list.json")
+[ -n "$brun" ] || fail "no run in mull bench list: $(cat "$tmp/bench-list.json")"
+"$mull" bench show "$brun" --json > "$tmp/bench-show.json" 2> "$tmp/bench-show.err" || fail "mull bench show: $(cat "$tmp/bench-show.err")"
+"$node" - "$tmp/bench-show.json" "$marker" > "$tmp/bench-cells.txt" <<'JS' || fail "the DSH cells: $(cat "$tmp/bench-cells.txt")"
+const run = JSON.parse(require('node:fs').readFileSync(process.argv[2], 'utf8'))
+const marker = process.argv[3]
+const problems = []
+if (run.executor !== 'dsh') problems.push(`executor ${run.executor}, want dsh`)
+if (run.status !== 'decided' || !run.decision) problems.push(`run ${run.status}, want decided`)
+if (run.cells.length !== 6) problems.push(`${run.cells.length} cells, want 6 (3 cases x 2 sides x 1 run)`)
+for (const c of run.cells) {
+  if (c.status === 'ok' && typeof c.score !== 'number') problems.push(`cell ${c.case_id}/${c.side}: ok without a score`)
+  if (c.status === 'failed' && c.score !== null) problems.push(`cell ${c.case_id}/${c.side}: failed with score ${c.score}`)
+  if (!Array.isArray(c.log) || c.log.length === 0) problems.push(`cell ${c.case_id}/${c.side}: no DSH session log kept`)
+}
+// The candidate's DSH saw the workspace's memory (its session log holds
+// the digest's line), the reference's did not.
+const saw = side => run.cells.filter(c => c.side === side && JSON.stringify(c.log ?? []).includes('bench-' + marker)).length
+if (saw('candidate') === 0) problems.push('no candidate cell\'s session log holds the memory')
+if (saw('reference') !== 0) problems.push(`${saw('reference')} reference cells saw the memory`)
+if (problems.length) { console.log(problems.join('\n') + '\n' + JSON.stringify(run).slice(0, 3000)); process.exit(1) }
+console.log(`# ${run.id}: ${run.decision.status}; cells ${run.cells.map(c => `${c.case_id}/${c.side}=${c.score ?? 'failed (' + c.failure_reason + ')'}`).join(', ')}`)
+JS
+sed 's/^# /   /' "$tmp/bench-cells.txt"
+unset MULL_BENCH_EXECUTOR MULL_BENCH_DSH_COMMAND MULL_BENCH_DSH_TIMEOUT
+took "the memory A/B ran 6 real DSH cells and was decided"
 
 echo
 echo "PASS integrations/dsh/e2e.sh in $(( $(date +%s) - started ))s"

@@ -16,8 +16,16 @@ import (
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
 )
+
+// FailpointJudged is the cell's failpoint (store.SetFailpoint; tests
+// only, e.g. MULL_TEST_FAILPOINT in cmd/mull's kill tests): reached once
+// the judge answered, before the completing transaction begins. A process
+// killed there has paid for both calls and stored nothing of the cell:
+// the retry scores it again, and it is recorded once.
+const FailpointJudged = "bench_cell.judged"
 
 // Service is what a cell needs of the benchmark service (benches.Service):
 // what to run, and where to record it. Declared here, where it is used, so
@@ -103,6 +111,7 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 		w.logger().Warn("bench cell failed", "run", a.Run, "case", a.Case, "side", a.Side, "iteration", a.Iteration,
 			"attempt", step.Attempt, "reason", cell.FailureReason, "error", err)
 	} else {
+		store.Failpoint(FailpointJudged)
 		score := verdict.Score
 		cell.Status, cell.Score, cell.Feedback = bench.CellOK, &score, verdict.Feedback
 	}

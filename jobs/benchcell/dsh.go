@@ -55,7 +55,7 @@ func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
 	defer cancel()
-	cmd, err := e.command(ctx, home, work, extra, in.Case.Statement)
+	cmd, err := e.command(ctx, home, work, extra, CellPrompt(in.Case.Statement))
 	if err != nil {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: err}
 	}
@@ -113,6 +113,12 @@ func cellRows(model string) []string {
 }
 
 func quote(s string) string { return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"` }
+
+// CellPrompt is the prompt a DSH cell's agent is given: the case's
+// statement behind a fixed label, so the argument never starts with "-"
+// and DSH's command line cannot read a statement as its own flags (a
+// markdown bullet, or "--patch …" written into a case).
+func CellPrompt(statement string) string { return "Benchmark case: " + statement }
 
 // command is the DSH headless run of one statement: bench.dsh_command,
 // the headless profile, the cell's extra patch and the statement, in the

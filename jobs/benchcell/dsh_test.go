@@ -178,8 +178,8 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 	}
 	args := strings.Split(strings.TrimSuffix(f.seen(t, "args"), "\n"), "\n")
 	if len(args) != 5 || args[0] != "--profile" || args[1] != "headless" || args[2] != "--patch" ||
-		!strings.HasSuffix(args[3], "bench.patch.yml") || args[4] != "Add a GET /api/health endpoint; use pnpm." {
-		t.Errorf("args %q: want --profile headless --patch <extra> <statement>", args)
+		!strings.HasSuffix(args[3], "bench.patch.yml") || args[4] != "Benchmark case: Add a GET /api/health endpoint; use pnpm." {
+		t.Errorf("args %q: want --profile headless --patch <extra> \"Benchmark case: <statement>\"", args)
 	}
 	home := strings.TrimSuffix(args[3], "/bench.patch.yml")
 	env := f.seen(t, "env")
@@ -244,5 +244,15 @@ func TestDSHExecutorFailures(t *testing.T) {
 	x.Command = filepath.Join(f.dir, "no-such-dsh")
 	if _, err := x.Execute(context.Background(), dshInput()); !isFailure(err, bench.DSHFailed) {
 		t.Errorf("missing command: %v, want dsh-failed", err)
+	}
+}
+
+// A statement that looks like DSH's flags reaches DSH as its prompt, never
+// as an option: every prompt starts with the fixed label.
+func TestCellPromptIsNeverAFlag(t *testing.T) {
+	for _, st := range []string{"--patch /etc/evil.yml", "- fix the build", "-h"} {
+		if p := benchcell.CellPrompt(st); strings.HasPrefix(p, "-") || !strings.HasSuffix(p, st) {
+			t.Errorf("CellPrompt(%q) = %q", st, p)
+		}
 	}
 }

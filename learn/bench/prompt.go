@@ -141,6 +141,15 @@ func gateDigest(d string) string {
 	if strings.TrimSpace(d) == "" {
 		return NoMemory
 	}
+	return GateDigest(d)
+}
+
+// GateDigest gates a rendered digest line by line, as gateDigest says:
+// the renderer's fixed lines kept, any other line through trust.Check, a
+// quarantined one replaced by harness.Hidden. The executor's prompt and
+// the DSH plugin's benchmark injection both use it; gating a real digest
+// whole would withhold it every time.
+func GateDigest(d string) string {
 	lines := strings.Split(d, "\n")
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" || trust.FixedLine(l) {

@@ -303,6 +303,12 @@ export class BenchCell {
       this.problem = `mull answered HTTP ${res.status} to GET ${path}${typeof b.error === 'string' && b.error ? ': ' + b.error : ''}`
       return res.status === 408 || res.status === 429 ? 'retry' : 'final'
     }
+    if (b.withheld === true) {
+      // mull's trust gate kept the snapshot back: judging the cell on an
+      // empty side would compare nothing with nothing, so the cell fails.
+      this.problem = `mull withheld benchmark snapshot ${this.id} (its trust gate refused it)`
+      return 'final'
+    }
     let kind = b.kind === undefined ? 'memory' : b.kind
     if (kind !== 'memory' && kind !== 'harness') {
       this.warnOnce('kind', `mull plugin: snapshot ${this.id} has kind ${JSON.stringify(b.kind)}, not memory or harness; it is served as the memory section`)

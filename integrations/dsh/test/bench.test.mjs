@@ -381,6 +381,18 @@ test('benchmark cell: an unknown snapshot is not retried, a bad id never asked f
   assert.ok(!SNAPSHOT_ID_RE.test('.') && SNAPSHOT_ID_RE.test('snap_01.a-b'))
 })
 
+test('benchmark cell: a snapshot mull withheld fails the cell at once, never judged as the side without memory', async (t) => {
+  const fake = await startedFake(t)
+  fake.addMemory(WS, 'fact', 'LIVE memory.')
+  fake.bench.snapshots.set('held', { snapshot_id: 'held', state_hash: 'ab'.repeat(32), captured_at: '2026-12-06T04:02:00Z', kind: 'memory', text: '', withheld: true })
+  const { ctx, cell, agent } = cellFor(t, fake, { benchSnapshot: 'held' }, { retry: [1, 1] })
+  assert.equal(await cell.ready(), false)
+  assert.equal(injects(fake).length, 1, 'withheld is final')
+  await assert.rejects(step(ctx, agent), /mull withheld benchmark snapshot held/)
+  assert.equal(section(ctx, agent), '')
+  assert.equal(fake.requests.filter(r => r.path === '/v1/digest').length, 0)
+})
+
 test('benchSnapshot config: off by default; a number is its digits; any other non-string is kept so the cell refuses, with a warning', () => {
   const warnings = []
   const warn = m => warnings.push(m)

@@ -117,7 +117,7 @@ export class FakeBench {
     const s = this.snapshots.get(id)
     if (!s) return [404, { error: `no snapshot ${id}` }]
     const etag = `"${s.state_hash.slice(0, 16)}"`
-    return [200, { text: s.text, etag, ...(s.kind ? { kind: s.kind } : {}) }, { etag }]
+    return [200, { text: s.text, etag, ...(s.kind ? { kind: s.kind } : {}), ...(s.withheld ? { withheld: true } : {}) }, { etag }]
   }
 }
 
