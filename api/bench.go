@@ -100,19 +100,10 @@ func writeBenchError(w http.ResponseWriter, err error) {
 	writeJSON(w, status, body)
 }
 
-// benchConfig is [bench] with its defaults, for the checks the API makes
-// before the service does (runs against max_runs).
+// benchConfig is [bench] with its defaults, for the agent route's runs
+// argument (the seed's resolveRuns on a JSON number).
 func (s *Server) benchConfig() config.Bench {
 	return config.Config{Bench: s.deps.Config.Bench}.WithDefaults().Bench
-}
-
-// CheckRuns says what is wrong with a run's iterations, or "": 0 takes
-// bench.default_runs; otherwise 1 to bench.max_runs.
-func CheckRuns(runs int, cfg config.Bench) string {
-	if runs < 0 || runs > cfg.MaxRuns {
-		return fmt.Sprintf("want 1 to bench.max_runs (%d) iterations per case and side, got %d", cfg.MaxRuns, runs)
-	}
-	return ""
 }
 
 // CaseRequest is a case in POST /v1/admin/bench/cases, PATCH …/{id} and
@@ -276,8 +267,9 @@ type freezeSetRequest struct {
 }
 
 // benchFreezeSet is POST /v1/admin/bench/freeze {set}: freezes every
-// draft of the set, 200 {frozen:[ids]} (none is fine: a set already
-// frozen).
+// draft of the set in one transaction, 200 {frozen:[ids]} (none is fine:
+// a set already frozen); a set with no case is 404
+// benchmark:freeze:set-not-found.
 func (s *Server) benchFreezeSet(w http.ResponseWriter, r *http.Request) {
 	var in freezeSetRequest
 	if !decodeLedger(w, r, &in) {
@@ -287,10 +279,14 @@ func (s *Server) benchFreezeSet(w http.ResponseWriter, r *http.Request) {
 		writeField(w, "set", "required: the set whose drafts to freeze")
 		return
 	}
-	frozen, err := FreezeSet(r.Context(), s.deps.Bench, strings.TrimSpace(in.Set))
+	cases, err := s.deps.Bench.FreezeSet(r.Context(), in.Set)
 	if err != nil {
 		writeBenchError(w, err)
 		return
+	}
+	frozen := make([]string, len(cases))
+	for i, c := range cases {
+		frozen[i] = c.ID
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"frozen": frozen})
 }

@@ -1,32 +1,12 @@
 package api
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/learn/bench"
 )
-
-// FreezeSet freezes every draft case of set and returns their ids, in the
-// service's order (the API's POST /v1/admin/bench/freeze and `mull bench
-// cases freeze --set`). A draft another caller froze meanwhile is a
-// conflict, reported as the service words it.
-func FreezeSet(ctx context.Context, svc *benches.Service, set string) ([]string, error) {
-	drafts, err := svc.Cases(ctx, benches.CaseFilter{Set: set, State: bench.Draft})
-	if err != nil {
-		return nil, err
-	}
-	frozen := []string{}
-	for _, c := range drafts {
-		if _, err := svc.FreezeCase(ctx, c.ID); err != nil {
-			return frozen, err
-		}
-		frozen = append(frozen, c.ID)
-	}
-	return frozen, nil
-}
 
 // runRequest is POST /v1/admin/bench/runs's body.
 type runRequest struct {
@@ -53,10 +33,6 @@ func (s *Server) benchStartRun(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.TrimSpace(in.Reference) == "":
 		writeField(w, "reference_snapshot_id", "required: the snapshot captured before the refinement applied")
-		return
-	}
-	if p := CheckRuns(in.Runs, s.benchConfig()); p != "" {
-		writeField(w, "runs", p)
 		return
 	}
 	run, err := s.deps.Bench.StartRun(r.Context(), s.deps.Client, benches.RunRequest{
@@ -86,10 +62,6 @@ func (s *Server) benchStartMemory(w http.ResponseWriter, r *http.Request) {
 		return
 	case strings.TrimSpace(in.Set) == "":
 		writeField(w, "set", "required: the set of frozen cases to run")
-		return
-	}
-	if p := CheckRuns(in.Runs, s.benchConfig()); p != "" {
-		writeField(w, "runs", p)
 		return
 	}
 	run, err := s.deps.Bench.StartMemoryRun(r.Context(), s.deps.Client, benches.MemoryRunRequest{

@@ -151,12 +151,9 @@ func TestBenchRoutesRefuseBadInput(t *testing.T) {
 			{"GET", "/v1/admin/bench/snapshots?limit=0", "", "limit"},
 			{"POST", "/v1/admin/bench/runs", `{"reference_snapshot_id":"s"}`, "refinement_id"},
 			{"POST", "/v1/admin/bench/runs", `{"refinement_id":"r"}`, "reference_snapshot_id"},
-			{"POST", "/v1/admin/bench/runs", `{"refinement_id":"r","reference_snapshot_id":"s","runs":4}`, "runs"},
-			{"POST", "/v1/admin/bench/runs", `{"refinement_id":"r","reference_snapshot_id":"s","runs":-1}`, "runs"},
 			{"POST", "/v1/admin/bench/runs", `{"refinement_id":"r","reference_snapshot_id":"s","runs":"2"}`, "runs"},
 			{"POST", "/v1/admin/bench/memory", `{"set":"demo"}`, "workspace"},
 			{"POST", "/v1/admin/bench/memory", `{"workspace":"/w"}`, "set"},
-			{"POST", "/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":9}`, "runs"},
 			{"GET", "/v1/admin/bench/runs?kind=both", "", "kind"},
 			{"GET", "/v1/admin/bench/runs?status=done", "", "status"},
 			{"GET", "/v1/admin/bench/runs?limit=1001", "", "limit"},
@@ -165,6 +162,20 @@ func TestBenchRoutesRefuseBadInput(t *testing.T) {
 			expect(t, serve(h.srv, tc.method, tc.target, tc.body), http.StatusBadRequest, &fb)
 			if fb.Field != tc.field || !strings.HasPrefix(fb.Error, tc.field+": ") {
 				t.Errorf("%s %s %s: field %q (%s), want %q", tc.method, tc.target, tc.body, fb.Field, fb.Error, tc.field)
+			}
+		}
+
+		// The iterations are the service's check (StartRun's), coded as
+		// the seed codes them.
+		for _, tc := range []struct{ target, body, code string }{
+			{"/v1/admin/bench/runs", `{"refinement_id":"r","reference_snapshot_id":"s","runs":4}`, "benchmark:run:runs-exceeds-max"},
+			{"/v1/admin/bench/runs", `{"refinement_id":"r","reference_snapshot_id":"s","runs":-1}`, "benchmark:run:runs-invalid"},
+			{"/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":9}`, "benchmark:memory:runs-exceeds-max"},
+		} {
+			var fb benchErrBody
+			expect(t, serve(h.srv, "POST", tc.target, tc.body), http.StatusBadRequest, &fb)
+			if fb.Code != tc.code {
+				t.Errorf("POST %s %s: code %q (%s), want %q", tc.target, tc.body, fb.Code, fb.Error, tc.code)
 			}
 		}
 

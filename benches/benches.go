@@ -191,7 +191,16 @@ func (s *Service) FreezeCase(ctx context.Context, id string) (bench.Case, error)
 	return s.freezeCase(ctx, id)
 }
 
-// Cases lists cases by set then id.
+// FreezeSet freezes every draft case of set in one transaction and
+// returns the cases it froze, in the set's order; cases already frozen are
+// skipped (none to freeze is fine). A set with no case at all is an error
+// (benchmark:freeze:set-not-found), so a mistyped set name is not taken
+// for a set already frozen.
+func (s *Service) FreezeSet(ctx context.Context, set string) ([]bench.Case, error) {
+	return s.freezeSet(ctx, set)
+}
+
+// Cases lists cases in the order they were added (then by id).
 func (s *Service) Cases(ctx context.Context, f CaseFilter) ([]bench.Case, error) {
 	return s.cases(ctx, f)
 }
@@ -251,6 +260,13 @@ type CellInput struct {
 // retrying cannot help.
 func (s *Service) CellInput(ctx context.Context, run, caseID string, side bench.Side) (CellInput, error) {
 	return s.cellInput(ctx, run, caseID, side)
+}
+
+// NoteCellJob records that a cell of run is attempted in job (the step
+// calls it before its LLM calls), so the run's progress sums the calls of
+// every job its cells ran in, a revived step's earlier jobs too.
+func (s *Service) NoteCellJob(ctx context.Context, run string, job int64) error {
+	return s.store.NoteBenchJob(ctx, s.store.DB, run, job)
 }
 
 // RecordCellTx records a cell in tx (the step's completing transaction).

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/learn/bench"
@@ -131,6 +132,11 @@ func (s *Service) addCases(ctx context.Context, in []CaseInput) ([]bench.Case, e
 		}
 		if seen[c.ID] {
 			return nil, at(i, conflict("add-case:duplicate-id", "case id %s is given twice", c.ID))
+		}
+		if i > 0 && !c.CreatedAt.After(out[i-1].CreatedAt.Add(time.Microsecond-1)) {
+			// Stored to the microsecond: one apart, so the set keeps the
+			// file's order rather than falling back to the ids'.
+			c.CreatedAt = out[i-1].CreatedAt.Add(time.Microsecond)
 		}
 		seen[c.ID], out[i] = true, c
 	}

@@ -454,3 +454,43 @@ func TestCaptureHistory(t *testing.T) {
 		}
 	})
 }
+
+// A set keeps the order its cases were added in (here an import's, under
+// a clock that does not move): the run's cases, and so its decision's
+// feedback, come in that order (per case and iteration, the reference
+// then the candidate), not by id.
+func TestRunKeepsTheCasesOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		e := newEnv(t, s, config.Bench{}, true, fixed(50))
+		var in []benches.CaseInput
+		for _, id := range []string{"zeta", "alpha", "mid"} {
+			in = append(in, benches.CaseInput{ID: id, Set: "demo", Title: "t", Statement: "s " + id, Rubric: "r"})
+		}
+		if _, err := e.svc.AddCases(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.svc.FreezeSet(ctx, "demo"); err != nil {
+			t.Fatal(err)
+		}
+		run, err := e.svc.StartMemoryRun(ctx, e.client, benches.MemoryRunRequest{Workspace: "/w", Set: "demo", Runs: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(run.CaseIDs, []string{"zeta", "alpha", "mid"}) {
+			t.Errorf("run cases %v, want the order they were added", run.CaseIDs)
+		}
+		e.waitDecided(t)
+		got, err := e.svc.Run(ctx, run.ID)
+		if err != nil || got.Decision == nil {
+			t.Fatalf("run %+v, %v", got, err)
+		}
+		var want []string
+		for _, c := range []string{"zeta", "alpha", "mid"} {
+			want = append(want, "fb cell/"+c+"/reference/1", "fb cell/"+c+"/candidate/1")
+		}
+		if !slices.Equal(got.Decision.Feedback, want) {
+			t.Errorf("feedback %v, want %v", got.Decision.Feedback, want)
+		}
+	})
+}

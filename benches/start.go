@@ -92,7 +92,8 @@ func (s *Service) resolveRuns(action string, runs int) (int, error) {
 	return runs, nil
 }
 
-// frozenCases are the frozen cases of set ("" = every set), by set then id.
+// frozenCases are the frozen cases of set ("" = every set) in the order
+// they were added: the run's case order, which its decision follows.
 func (s *Service) frozenCases(ctx context.Context, action, set string) ([]string, error) {
 	if set != "" {
 		if problem := checkID(set); problem != "" {

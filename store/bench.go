@@ -104,8 +104,9 @@ func (s *Store) GetBenchCase(ctx context.Context, q querier, id string) (bench.C
 	return c, nil
 }
 
-// ListBenchCases lists cases by set then id; set and state ("" for any)
-// narrow it.
+// ListBenchCases lists cases in the order they were added (created_at,
+// then id), the seed's order: a run's cells, and so its decision's
+// feedback, follow it. set and state ("" for any) narrow it.
 func (s *Store) ListBenchCases(ctx context.Context, q querier, set string, state bench.CaseState) ([]bench.Case, error) {
 	where, args := []string{"1 = 1"}, []any{}
 	if set != "" {
@@ -117,7 +118,7 @@ func (s *Store) ListBenchCases(ctx context.Context, q querier, set string, state
 		where = append(where, "state = $"+strconv.Itoa(len(args)))
 	}
 	out, err := queryAll(ctx, q, scanBenchCase, `select `+benchCaseColumns+` from bench_cases where `+
-		strings.Join(where, " and ")+` order by set_name, id`, args...)
+		strings.Join(where, " and ")+` order by created_at, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list bench cases: %w", err)
 	}

@@ -252,8 +252,21 @@ type BenchProgress struct {
 	CostNanoUSD int64
 }
 
+// NoteBenchJob records that a cell of run is attempted in job, once
+// however often it is noted, so the run's progress counts the job's LLM
+// calls even after a revived step moves on to a new job.
+func (s *Store) NoteBenchJob(ctx context.Context, q querier, runID string, jobID int64) error {
+	_, err := q.ExecContext(ctx, `insert into bench_jobs (run_id, job_id) values ($1, $2)
+		on conflict (run_id, job_id) do nothing`, runID, jobID)
+	if err != nil {
+		return fmt.Errorf("note job %d of bench run %s: %w", jobID, runID, err)
+	}
+	return nil
+}
+
 // BenchRunProgress counts a run's recorded cells and sums the LLM calls
-// made by its workflow's step jobs (workflow_steps names each step's job).
+// made by every job its cells were attempted in (bench_jobs), and by its
+// steps' current jobs (workflow_steps: runs started before bench_jobs).
 func (s *Store) BenchRunProgress(ctx context.Context, q querier, runID, workflowRunID string) (BenchProgress, error) {
 	var p BenchProgress
 	err := q.QueryRowContext(ctx, `select count(*), coalesce(sum(case when status = 'failed' then 1 else 0 end), 0)
@@ -261,12 +274,10 @@ func (s *Store) BenchRunProgress(ctx context.Context, q querier, runID, workflow
 	if err != nil {
 		return p, fmt.Errorf("count cells of bench run %s: %w", runID, err)
 	}
-	if workflowRunID == "" {
-		return p, nil
-	}
 	err = q.QueryRowContext(ctx, `select coalesce(sum(prompt_tokens + completion_tokens), 0), coalesce(sum(cost_nano_usd), 0)
-		from llm_calls where job_id in (select job_id from workflow_steps where run_id = $1 and job_id is not null)`,
-		workflowRunID).Scan(&p.Tokens, &p.CostNanoUSD)
+		from llm_calls where job_id in (select job_id from bench_jobs where run_id = $1
+			union select job_id from workflow_steps where run_id = $2 and job_id is not null)`,
+		runID, workflowRunID).Scan(&p.Tokens, &p.CostNanoUSD)
 	if err != nil {
 		return p, fmt.Errorf("sum llm calls of bench run %s: %w", runID, err)
 	}

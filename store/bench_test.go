@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -275,6 +276,73 @@ func TestHarnessCommitsOrder(t *testing.T) {
 		}
 		if got, _ := s.HarnessCommits(ctx, s.DB, []string{"global"}); len(got) != 2 {
 			t.Errorf("global commits = %+v, want 2", got)
+		}
+	})
+}
+
+// A run's progress sums the LLM calls of every job its cells were
+// attempted in, noted once each however often noted, and of its steps'
+// current jobs: the calls of a revived step's earlier job still count;
+// another job's calls do not.
+func TestBenchRunProgressCountsEveryJob(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		benchRun(t, s)
+		wf := store.WorkflowRun{ID: "wf_1", Name: "bench", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`),
+			Steps: []store.WorkflowStep{{Name: "cell", Kind: "bench_cell", Args: json.RawMessage(`{}`), Status: store.WorkflowStepPending}}}
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			if err := s.InsertWorkflowRun(ctx, tx, wf); err != nil {
+				return err
+			}
+			return s.SetWorkflowStepJob(ctx, tx, "wf_1", "cell", 13) // the step's current job
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, job := range []int64{11, 12, 11} { // 11, then revived as 12
+			if err := s.NoteBenchJob(ctx, s.DB, "bench_1", job); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for job, tokens := range map[int64]int64{11: 100, 12: 20, 13: 3, 99: 5000} {
+			if err := s.InsertLLMCall(ctx, store.LLMCall{JobID: job, Kind: "bench_cell", Model: "m", PromptTokens: tokens,
+				CostNanoUSD: tokens * 10, Outcome: "ok", CreatedAt: benchT0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		p, err := s.BenchRunProgress(ctx, s.DB, "bench_1", "wf_1")
+		if err != nil || p.Tokens != 123 || p.CostNanoUSD != 1230 {
+			t.Errorf("progress = %+v, %v; want 123 tokens (jobs 11, 12 and 13), cost 1230", p, err)
+		}
+	})
+}
+
+// Cases list in the order they were added (created_at, then id), across
+// sets too: not by set and id.
+func TestListBenchCasesInInsertionOrder(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		for i, c := range []struct{ id, set string }{{"zeta", "b"}, {"alpha", "b"}, {"mid", "a"}, {"beta", "b"}} {
+			at := benchT0.Add(time.Duration(i) * time.Second)
+			if i == 3 {
+				at = benchT0.Add(time.Second) // alpha's time: the tie goes by id
+			}
+			if err := s.InsertBenchCase(ctx, s.DB, bench.Case{ID: c.id, Set: c.set, Title: "t", Statement: "s", Rubric: "r", CreatedAt: at}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for set, want := range map[string][]string{"": {"zeta", "alpha", "beta", "mid"}, "b": {"zeta", "alpha", "beta"}} {
+			cs, err := s.ListBenchCases(ctx, s.DB, set, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range cs {
+				got = append(got, c.ID)
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("set %q: %v, want %v", set, got, want)
+			}
 		}
 	})
 }

@@ -14,7 +14,7 @@ var countedTables = []string{
 	"sessions", "events", "dsh_import_files", "memories", "digest_state", "handoffs", "retro_runs",
 	"playbooks", "proposals", "error_retros", "consolidate_state", "river_job",
 	"harness_scopes", "harness_entries", "harness_entry_versions", "harness_refinements", "harness_reviews",
-	"harness_gates", "harness_injections", "bench_cases", "bench_snapshots", "bench_runs", "bench_cells",
+	"harness_gates", "harness_injections", "bench_cases", "bench_snapshots", "bench_runs", "bench_cells", "bench_jobs",
 }
 
 // RowCounts counts the rows of every table a request or an import can

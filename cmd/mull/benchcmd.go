@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"text/tabwriter"
@@ -53,8 +54,8 @@ agent as the DSH bridge's harness_benchmark tool.`,
 	return cmd
 }
 
-// benchErr words the service's errors for the terminal: a bad field is a
-// usage error (exit 2); a refusal with the seed's code (no frozen cases, a
+// benchErr words the service's errors for the terminal: a bad field or
+// argument (a 400) is a usage error (exit 2); a refusal with the seed's code (no frozen cases, a
 // candidate that is not the reference plus the refinement), an unknown
 // case, snapshot or run, a conflict: exit 1 with the message.
 func benchErr(err error) error {
@@ -64,6 +65,8 @@ func benchErr(err error) error {
 	switch {
 	case errors.As(err, &fe):
 		return usageErr("%s", fe.Error())
+	case errors.As(err, &coded) && coded.Status == http.StatusBadRequest:
+		return usageErr("%s", coded.Error()) // bad input, as the service words it (runs out of range)
 	case errors.As(err, &delta), errors.As(err, &coded), errors.Is(err, benches.ErrNotFound), errors.Is(err, benches.ErrConflict):
 		return &exitError{code: 1, err: err}
 	}
@@ -220,14 +223,14 @@ Examples:
 			defer a.close()
 			ctx := cmd.Context()
 			if set != "" {
-				ids, err := api.FreezeSet(ctx, a.bench, set)
-				for _, id := range ids {
-					fmt.Fprintf(g.stdout, "frozen %s\n", id)
-				}
+				cases, err := a.bench.FreezeSet(ctx, set)
 				if err != nil {
 					return benchErr(err)
 				}
-				fmt.Fprintf(g.stdout, "%d cases of set %s frozen\n", len(ids), set)
+				for _, c := range cases {
+					fmt.Fprintf(g.stdout, "frozen %s (case_hash %s)\n", c.ID, shortHash(c.Hash, 12))
+				}
+				fmt.Fprintf(g.stdout, "%d cases of set %s frozen\n", len(cases), set)
 				return nil
 			}
 			for _, id := range args {

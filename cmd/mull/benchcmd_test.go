@@ -59,10 +59,10 @@ func TestBenchUsageErrors(t *testing.T) {
 		{[]string{"snapshots", "--limit", "0"}, "--limit 0"},
 		{[]string{"run", "refine_1"}, "--reference is required"},
 		{[]string{"run"}, "accepts 1 arg"},
-		{[]string{"run", "refine_1", "--reference", "s", "--runs", "4"}, "--runs: want 1 to bench.max_runs (3)"},
+		{[]string{"run", "refine_1", "--reference", "s", "--runs", "4"}, "runs (4) exceeds maxRuns (3)"},
 		{[]string{"memory", "--workspace", "/w"}, "--cases is required"},
-		{[]string{"memory", "--cases", "demo", "--runs", "-1"}, "--runs"}, // no --workspace: the current directory's
-		{[]string{"memory", "--cases", "demo", "--workspace", "/w", "--runs", "-1"}, "--runs"},
+		{[]string{"memory", "--cases", "demo", "--runs", "-1"}, "runs must be a positive integer"}, // no --workspace: the current directory's
+		{[]string{"memory", "--cases", "demo", "--workspace", "/w", "--runs", "-1"}, "runs must be a positive integer"},
 		{[]string{"list", "--kind", "both"}, "--kind: want refinement or memory"},
 		{[]string{"list", "--status", "done"}, "--status: want running"},
 		{[]string{"list", "--limit", "1001"}, "--limit 1001"},

@@ -9,12 +9,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/benches"
-	"github.com/mullhq/mull/config"
 )
-
-func benchCfg(a *app) config.Bench {
-	return config.Config{Bench: a.cfg.Bench}.WithDefaults().Bench
-}
 
 // runFollowOpts tune followBenchRun. Zero fields take their defaults.
 type runFollowOpts struct {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/benches"
 )
 
@@ -67,9 +66,6 @@ Examples:
 				return err
 			}
 			defer a.close()
-			if p := api.CheckRuns(r.Runs, benchCfg(a)); p != "" {
-				return usageErr("--runs: %s", p)
-			}
 			run, err := a.bench.StartRun(cmd.Context(), a.client, r)
 			if err != nil {
 				return benchErr(err)
@@ -129,9 +125,6 @@ Examples:
 				return err
 			}
 			defer a.close()
-			if p := api.CheckRuns(r.Runs, benchCfg(a)); p != "" {
-				return usageErr("--runs: %s", p)
-			}
 			run, err := a.bench.StartMemoryRun(cmd.Context(), a.client, r)
 			if err != nil {
 				return benchErr(err)

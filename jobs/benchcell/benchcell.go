@@ -33,6 +33,7 @@ const FailpointJudged = "bench_cell.judged"
 type Service interface {
 	CellInput(ctx context.Context, run, caseID string, side bench.Side) (benches.CellInput, error)
 	RecordCellTx(ctx context.Context, tx *sql.Tx, c bench.Cell) (bool, error)
+	NoteCellJob(ctx context.Context, run string, job int64) error
 }
 
 // Spec: the llm queue (the executor and the judge call DeepSeek, and a
@@ -91,6 +92,10 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 	if err != nil {
 		return workflows.Result{}, err
 	}
+	// Noted before any LLM call, so the run's progress counts this job's.
+	if err := w.Service.NoteCellJob(ctx, a.Run, step.Job.ID); err != nil {
+		return workflows.Result{}, err
+	}
 	start := w.now()
 	cell := bench.Cell{RunID: a.Run, Side: a.Side, CaseID: a.Case, Iteration: a.Iteration,
 		SnapshotID: in.Snapshot.ID, StateHash: in.Snapshot.StateHash, CaseHash: in.Case.Hash}
@@ -100,6 +105,9 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 			return workflows.Result{}, ret
 		}
 		cell.Status, cell.FailureReason, cell.Detail = bench.CellFailed, reasonOf(err), detail(err)
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			cell.FailureReason = bench.Timeout // whatever the phase made of it
+		}
 		w.logger().Warn("bench cell failed", "run", a.Run, "case", a.Case, "side", a.Side, "iteration", a.Iteration,
 			"attempt", step.Attempt, "reason", cell.FailureReason, "error", err)
 	} else {
@@ -145,8 +153,13 @@ func (w *Worker) call(step *workflows.Step[Args], in benches.CellInput) llm.Call
 // failed now (a permanent error, or the last attempt's).
 func (w *Worker) retry(ctx context.Context, step *workflows.Step[Args], err error) error {
 	if ctx.Err() != nil {
-		// The job itself was stopped (its timeout, a shutdown, a remote
-		// cancel): not the cell's failure; River decides.
+		// The job itself was stopped. Its timeout is retried, and on the
+		// last attempt it is the cell's failure (timeout), so the run is
+		// still decided; a cancel (a shutdown, River's remote cancel) is
+		// not the cell's doing: River decides.
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) && step.Job.Attempt >= step.Job.MaxAttempts {
+			return nil
+		}
 		return err
 	}
 	ret := llm.JobResult(ctx, w.logger(), step.Job, err)

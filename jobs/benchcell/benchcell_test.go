@@ -63,6 +63,8 @@ func (c *cells) RecordCellTx(_ context.Context, tx *sql.Tx, cell bench.Cell) (bo
 	return true, nil
 }
 
+func (c *cells) NoteCellJob(context.Context, string, int64) error { return nil }
+
 func (c *cells) get(t *testing.T, side bench.Side) bench.Cell {
 	t.Helper()
 	c.mu.Lock()
@@ -89,9 +91,17 @@ const workspace = "/bench-ws"
 // apart, with the run's workspace under limits.
 func start(t *testing.T, s *store.Store, script *fakeds.Script, limits map[string]config.Limit) *env {
 	t.Helper()
+	return startWith(t, s, script, limits, config.JobOverride{})
+}
+
+// startWith is start with the bench_cell job's override (its backoff
+// stays 10ms).
+func startWith(t *testing.T, s *store.Store, script *fakeds.Script, limits map[string]config.Limit, o config.JobOverride) *env {
+	t.Helper()
 	l := llmtest.New(t, s, llmtest.Options{Fake: fakeds.Options{Script: script},
 		Edit: func(c *config.Config) { c.Budget.Limits = limits }})
-	reg := engine.NewRegistry(map[string]config.JobOverride{"bench_cell": {Backoff: config.Duration(10 * time.Millisecond)}})
+	o.Backoff = config.Duration(10 * time.Millisecond)
+	reg := engine.NewRegistry(map[string]config.JobOverride{"bench_cell": o})
 	runner := workflows.New(s, enginetest.Logger())
 	cfg := config.Config{}.WithDefaults().Bench
 	svc := &cells{recorded: map[string]bench.Cell{}, in: benches.CellInput{
@@ -335,6 +345,27 @@ func TestBalanceExhaustedPauses(t *testing.T) {
 		}
 		if o := output(t, run); o.Status != bench.CellOK {
 			t.Errorf("step output %+v", o)
+		}
+	})
+}
+
+// A cell whose job runs out of its time is retried like any failure; on
+// its last attempt it is recorded failed, reason timeout, score null, and
+// the step succeeds, so the run is still decided.
+func TestJobTimeoutFailsTheCellOnTheLastAttempt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := startWith(t, s, &fakeds.Script{Rules: []fakeds.Rule{{Kind: "bench_cell", Fault: fakeds.FaultHang}}}, nil,
+			config.JobOverride{MaxAttempts: 2, Timeout: config.Duration(300 * time.Millisecond)})
+		job, run := e.final(t, e.run(t, bench.Candidate))
+		if job.State != rivertype.JobStateCompleted || job.Attempt != 2 || len(job.Errors) != 1 {
+			t.Fatalf("job %s after %d attempts (errors %v), want completed on the 2nd after 1 error", job.State, job.Attempt, job.Errors)
+		}
+		cell := e.svc.get(t, bench.Candidate)
+		if cell.Status != bench.CellFailed || cell.Score != nil || cell.FailureReason != bench.Timeout {
+			t.Fatalf("cell %+v, want failed, score null, reason timeout", cell)
+		}
+		if o := output(t, run); o.Status != bench.CellFailed || o.Score != nil {
+			t.Errorf("step output %+v, want {failed null}", o)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package benchcell
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/learn/trust"
@@ -12,7 +13,13 @@ import (
 // they are stored: the evidence and the feedback through learn/bench's
 // GateEvidence and GateText (credentials redacted, a text that reads as an
 // instruction to an agent hidden), the error detail and every string of
-// the DSH session log redacted. A hidden feedback still leaves the score.
+// the DSH session log through the gate's check string by string (a
+// credential redacted, a quarantined string replaced by a marker naming
+// why). A hidden feedback still leaves the score.
+//
+// The log is stored with the cell and served (the admin run route,
+// `mull bench show --json`), and it holds what DSH's tools read from the
+// workspace and what the model wrote: untrusted text like the evidence.
 func gate(c bench.Cell) bench.Cell {
 	c.Detail = redact(c.Detail)
 	c.Feedback = bench.GateText(c.Feedback)
@@ -20,7 +27,7 @@ func gate(c bench.Cell) bench.Cell {
 		ev := bench.GateEvidence(*c.Evidence)
 		c.Evidence = &ev
 	}
-	c.Log = redactJSON(c.Log)
+	c.Log = gateLog(c.Log)
 	return c
 }
 
@@ -32,17 +39,14 @@ func redact(s string) string {
 	return out
 }
 
-func redactAll(ss []string) []string {
-	out := make([]string, len(ss))
-	for i, s := range ss {
-		out[i] = redact(s)
-	}
-	return out
-}
+// withheld is what a quarantined string of the log reads as.
+const withheld = "(withheld by mull's trust gate: %s)"
 
-// redactJSON redacts every string of a JSON value (the session log), so
-// the redaction never touches its structure.
-func redactJSON(raw json.RawMessage) json.RawMessage {
+// gateLog passes every string of a JSON value (the session log) through
+// the trust gate, so the gate never touches its structure; the numbers
+// stay as written. A log that grew past MaxLog (markers are longer than
+// what they replace) keeps its tail again.
+func gateLog(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
@@ -52,17 +56,29 @@ func redactJSON(raw json.RawMessage) json.RawMessage {
 	if dec.Decode(&v) != nil {
 		return nil
 	}
-	b, err := json.Marshal(walk(v))
-	if err != nil {
-		return nil
+	rows, ok := walk(v).([]any)
+	if !ok {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil
+		}
+		return b
 	}
-	return b
+	out := make([][]byte, 0, len(rows))
+	for _, r := range rows {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil
+		}
+		out = append(out, b)
+	}
+	return tailArray(out, MaxLog)
 }
 
 func walk(v any) any {
 	switch t := v.(type) {
 	case string:
-		return redact(t)
+		return gateString(t)
 	case []any:
 		for i := range t {
 			t[i] = walk(t[i])
@@ -73,4 +89,16 @@ func walk(v any) any {
 		}
 	}
 	return v
+}
+
+// gateString is one string of the log as the gate lets it be stored.
+func gateString(s string) string {
+	if s == "" {
+		return s
+	}
+	v := trust.Check(s)
+	if v.Quarantined {
+		return fmt.Sprintf(withheld, v.Reason)
+	}
+	return v.Text
 }

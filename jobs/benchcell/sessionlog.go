@@ -38,6 +38,8 @@ const (
 //
 // The rows are read with dshlog, the importer's reader: a half-written
 // last line is left out; a log that is not a DSH session log is an error.
+// It reads in one pass and holds no more than the evidence's caps and the
+// log's tail: a long session is not kept whole in memory first.
 func SessionEvidence(path string, exitOK bool) (Outcome, error) {
 	r, err := dshlog.Open(path, dshlog.Pos{})
 	if err != nil {
@@ -45,8 +47,8 @@ func SessionEvidence(path string, exitOK bool) (Outcome, error) {
 	}
 	defer r.Close()
 	m := dshlog.NewMapper(dshlog.State{})
-	var rows [][]byte
-	var evs []events.Event
+	ev := newEvidence(exitOK)
+	log := &tail{max: MaxLog}
 	for {
 		line, err := r.Next()
 		if errors.Is(err, io.EOF) {
@@ -62,53 +64,66 @@ func SessionEvidence(path string, exitOK bool) (Outcome, error) {
 		if err != nil {
 			return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: fmt.Errorf("session log: %w", r.Corrupt(err))}
 		}
-		evs = append(evs, got...)
-		rows = append(rows, bytes.Clone(line))
+		for _, e := range got {
+			ev.add(e)
+		}
+		log.add(line)
 	}
-	if len(rows) == 0 {
+	if log.seen == 0 {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: errors.New("the session log is empty")}
 	}
-	return Outcome{Evidence: evidence(evs, exitOK), Log: tailArray(rows, MaxLog)}, nil
+	return Outcome{Evidence: ev.done(), Log: log.array()}, nil
 }
 
-// evidence maps a session's events.
-func evidence(evs []events.Event, exitOK bool) bench.Evidence {
-	ev := bench.Evidence{Completed: exitOK, Actions: []string{}, Observations: []string{}}
-	ended := "the session log has no turn end"
-	for _, e := range evs {
-		switch e.Type {
-		case events.AssistantMessage:
-			var p events.MessagePayload
-			if json.Unmarshal(e.Payload, &p) == nil && p.Text != "" {
-				ev.Summary = p.Text
-			}
-		case events.ToolResult:
-			var p events.ToolResultPayload
-			if json.Unmarshal(e.Payload, &p) != nil {
-				continue
-			}
-			ev.Actions = appendCapped(ev.Actions, p.Tool+" "+p.Command, MaxItem)
-			head := p.Tool + ": " + p.Output
-			if p.IsError {
-				head = p.Tool + " failed: " + p.Output
-			}
-			ev.Observations = appendCapped(ev.Observations, head, ObservationRun)
-		case events.TurnEnd:
-			var p events.TurnEndPayload
-			if json.Unmarshal(e.Payload, &p) == nil {
-				ended = "the turn ended: " + p.Reason
-				if p.Error != "" {
-					ended += ": " + p.Error
-					ev.Observations = appendCapped(ev.Observations, "turn ended in error: "+p.Error, ObservationRun)
-				}
+// evidenceOf folds a session's events, one at a time, into the evidence.
+type evidenceOf struct {
+	ev    bench.Evidence
+	ended string
+}
+
+func newEvidence(exitOK bool) *evidenceOf {
+	return &evidenceOf{ev: bench.Evidence{Completed: exitOK, Actions: []string{}, Observations: []string{}},
+		ended: "the session log has no turn end"}
+}
+
+func (b *evidenceOf) add(e events.Event) {
+	ev := &b.ev
+	switch e.Type {
+	case events.AssistantMessage:
+		var p events.MessagePayload
+		if json.Unmarshal(e.Payload, &p) == nil && p.Text != "" {
+			ev.Summary = cutRunes(p.Text, MaxSummary)
+		}
+	case events.ToolResult:
+		var p events.ToolResultPayload
+		if json.Unmarshal(e.Payload, &p) != nil {
+			return
+		}
+		ev.Actions = appendCapped(ev.Actions, p.Tool+" "+p.Command, MaxItem)
+		head := p.Tool + ": " + p.Output
+		if p.IsError {
+			head = p.Tool + " failed: " + p.Output
+		}
+		ev.Observations = appendCapped(ev.Observations, head, ObservationRun)
+	case events.TurnEnd:
+		var p events.TurnEndPayload
+		if json.Unmarshal(e.Payload, &p) == nil {
+			b.ended = "the turn ended: " + p.Reason
+			if p.Error != "" {
+				b.ended += ": " + p.Error
+				ev.Observations = appendCapped(ev.Observations, "turn ended in error: "+p.Error, ObservationRun)
 			}
 		}
 	}
-	if ev.Summary == "" {
-		ev.Summary = "DSH wrote no assistant text; " + ended
+}
+
+// done is the evidence; a session with no assistant text says how its
+// turn ended instead.
+func (b *evidenceOf) done() bench.Evidence {
+	if b.ev.Summary == "" {
+		b.ev.Summary = cutRunes("DSH wrote no assistant text; "+b.ended, MaxSummary)
 	}
-	ev.Summary = cutRunes(ev.Summary, MaxSummary)
-	return ev
+	return b.ev
 }
 
 func appendCapped(list []string, s string, runes int) []string {
@@ -126,25 +141,48 @@ func cutRunes(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// tailArray is rows as a JSON array of at most max bytes: the last rows
-// that fit, whole (a cut row would not be JSON).
-func tailArray(rows [][]byte, max int) json.RawMessage {
-	size, first := 2, len(rows)
-	for first > 0 {
-		n := len(rows[first-1]) + 1
-		if size+n > max {
-			break
-		}
-		size += n
-		first--
+// tail keeps the last rows of a log that fit, whole, in a JSON array of
+// at most max bytes, dropping the oldest as rows come: where the run
+// ended is what matters, and a cut row would not be JSON.
+type tail struct {
+	max  int
+	rows [][]byte
+	// size is the array's length in bytes: the brackets, each row and one
+	// separator per row (one more than the array needs).
+	size int
+	seen int
+}
+
+func (t *tail) add(row []byte) {
+	t.seen++
+	t.rows = append(t.rows, bytes.Clone(row))
+	t.size += len(row) + 1
+	for len(t.rows) > 0 && 2+t.size > t.max {
+		t.size -= len(t.rows[0]) + 1
+		t.rows[0] = nil // let the dropped row go
+		t.rows = t.rows[1:]
 	}
-	out := make([]byte, 0, size)
+}
+
+// array is the rows kept, as a JSON array.
+func (t *tail) array() json.RawMessage {
+	out := make([]byte, 0, 2+t.size)
 	out = append(out, '[')
-	for i, r := range rows[first:] {
+	for i, r := range t.rows {
 		if i > 0 {
 			out = append(out, ',')
 		}
 		out = append(out, r...)
 	}
 	return append(out, ']')
+}
+
+// tailArray is rows as a JSON array of at most max bytes: the last rows
+// that fit, whole.
+func tailArray(rows [][]byte, max int) json.RawMessage {
+	t := &tail{max: max}
+	for _, r := range rows {
+		t.add(r)
+	}
+	return t.array()
 }
