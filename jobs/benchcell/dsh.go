@@ -98,17 +98,20 @@ func (e *DSHExecutor) prepare(home, work, snapshot string) (string, error) {
 		return "", err
 	}
 	extra := filepath.Join(home, "bench.patch.yml")
-	return extra, os.WriteFile(extra, []byte(strings.Join(cellRows(e.Model), "\n")+"\n"), 0o644)
+	return extra, os.WriteFile(extra, []byte(strings.Join(cellRows(e.Model, home), "\n")+"\n"), 0o644)
 }
 
 // cellRows are the patch rows of a cell's run besides the plugin's: the
-// agent's model, and session logs written as plain JSON lines.
-func cellRows(model string) []string {
+// agent's model, and session logs written as plain JSON lines under the
+// cell's home. A patch row's config replaces the profile's whole, so the
+// persistence row names its root too (DSH 0.1.0-rc.8 refuses to start
+// without it: "$.root missing required value").
+func cellRows(model, home string) []string {
 	return []string{
 		"- id: agent-default-model",
 		"  config: {provider: deepseek-official, model: " + quote(model) + "}",
 		"- id: session-persistence-jsonl",
-		"  config: {compression: none}",
+		"  config: {root: " + quote(filepath.Join(home, "sessions")) + ", compression: none}",
 	}
 }
 

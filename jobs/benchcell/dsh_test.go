@@ -209,7 +209,7 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 		t.Errorf("plugin %q not written where the row names it", got)
 	}
 	extra := f.seen(t, "extra.yml")
-	if !strings.Contains(extra, `model: "deepseek-v4-flash"`) || !strings.Contains(extra, "compression: none") {
+	if !strings.Contains(extra, `model: "deepseek-v4-flash"`) || !strings.Contains(extra, `root: "`+home+`/sessions", compression: none`) {
 		t.Errorf("extra patch:\n%s", extra)
 	}
 	if left, _ := os.ReadDir(tmp); len(left) != 0 {
