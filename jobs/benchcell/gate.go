@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/mullhq/mull/learn/bench"
 	"github.com/mullhq/mull/learn/trust"
@@ -91,14 +92,33 @@ func walk(v any) any {
 	return v
 }
 
-// gateString is one string of the log as the gate lets it be stored.
+// gateString is one string of the log as the gate lets it be stored. A
+// string the gate refuses whole is gated again line by line when it has
+// several: the system prompt DSH logs holds mull's own digest, whose fixed
+// headings are exactly what a forged digest imitates, so whole it is
+// always refused; line by line its renderer lines stay, every other line
+// is checked, and only a refused line is replaced by the marker.
 func gateString(s string) string {
 	if s == "" {
 		return s
 	}
 	v := trust.Check(s)
-	if v.Quarantined {
+	if !v.Quarantined {
+		return v.Text
+	}
+	if !strings.Contains(s, "\n") {
 		return fmt.Sprintf(withheld, v.Reason)
 	}
-	return v.Text
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.TrimSpace(l) == "" || trust.FixedLine(l) {
+			continue
+		}
+		if lv := trust.Check(l); lv.Quarantined {
+			lines[i] = fmt.Sprintf(withheld, lv.Reason)
+		} else {
+			lines[i] = lv.Text
+		}
+	}
+	return strings.Join(lines, "\n")
 }
