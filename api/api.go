@@ -135,6 +135,9 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesBench()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
+	if err := s.mountPanel(); err != nil {
+		return nil, err
+	}
 	return s, nil
 }
 

@@ -10,9 +10,11 @@ import (
 // user's browser could send: a Host that is neither a loopback name nor an
 // http.allowed_hosts entry (421: DNS rebinding), a cross-origin browser
 // request (403, via net/http's CrossOriginProtection; on the admin routes,
-// /riverui/ and /login for every method), and a state-changing request
-// whose body is not JSON (415: an HTML form or a no-CORS fetch can only send
-// form or text/plain bodies). It answers the refusal itself.
+// /riverui/, /login and the panel's pages for every method), and a
+// state-changing request whose body is not JSON (415: an HTML form or a
+// no-CORS fetch can only send form or text/plain bodies; the panel's own
+// forms, /login and /logout take form bodies, from the same origin only,
+// and the panel checks its CSRF token too). It answers the refusal itself.
 func (s *Server) guard(w http.ResponseWriter, r *http.Request) bool {
 	if !s.deps.Config.HTTP.HostAllowed(r.Host) {
 		writeError(w, http.StatusMisdirectedRequest, "Host "+quoteHost(r.Host)+" is not this server's: mull answers loopback names (localhost, 127.0.0.1, [::1]) and http.allowed_hosts (MULL_HTTP_ALLOWED_HOSTS) only")
@@ -48,7 +50,8 @@ func isUnsafe(method string) bool {
 
 // strictOrigin says which paths refuse cross-origin reads too.
 func strictOrigin(path string) bool {
-	return strings.HasPrefix(path, "/riverui") || strings.HasPrefix(path, "/v1/admin/") || path == loginPath
+	return strings.HasPrefix(path, "/riverui") || strings.HasPrefix(path, "/v1/admin/") || path == loginPath ||
+		panelPath(path) && !strings.HasPrefix(path, "/static/")
 }
 
 // contentTypeProblem says why a state-changing request's body type is
@@ -59,7 +62,7 @@ func strictOrigin(path string) bool {
 // can forge), so a curl or another site's page still cannot.
 func (s *Server) contentTypeProblem(r *http.Request) string {
 	ct := r.Header.Get("Content-Type")
-	form := r.URL.Path == loginPath || r.URL.Path == logoutPath
+	form := r.URL.Path == loginPath || r.URL.Path == logoutPath || panelPath(r.URL.Path)
 	want := "application/json"
 	if form {
 		want = "application/x-www-form-urlencoded"

@@ -41,11 +41,9 @@ type check struct {
 // WorkersDisabled marks a process that serves HTTP only (serve --workers=false).
 func (s *Server) WorkersDisabled() { s.workersOff.Store(true) }
 
-// healthz answers 200 or 503 with the status; the details (database,
-// migrations, workers, queues) only to loopback or the admin token.
-func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
-	defer cancel()
+// health checks this process and the queue: the body of /healthz and the
+// panel's overview, and the status code /healthz answers with.
+func (s *Server) health(ctx context.Context) (health, int) {
 	h := health{Status: "ok", Queues: map[string]map[string]int64{}}
 	h.Database = check{OK: true, Detail: s.deps.Store.Where}
 	if err := s.deps.Store.Ping(ctx); err != nil {
@@ -82,6 +80,15 @@ func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
 	case h.Reason != "":
 		h.Status, status = "degraded", http.StatusServiceUnavailable
 	}
+	return h, status
+}
+
+// healthz answers 200 or 503 with the status; the details (database,
+// migrations, workers, queues) only to loopback or the admin token.
+func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+	defer cancel()
+	h, status := s.health(ctx)
 	if !isLoopback(r.RemoteAddr) && !s.isAdmin(r) {
 		// Where the database is and what is queued is for the operator.
 		// Degraded says why: no worker runs, which names neither.

@@ -134,9 +134,9 @@ func (s *Server) loggedIn(r *http.Request) bool {
 
 // localNext keeps a post-login target on this server: a path starting
 // with one "/" (not "//" or "/\", which browsers read as another host),
-// with no scheme or host. Anything else is River UI.
+// with no scheme or host. Anything else is the panel's overview.
 func localNext(next string) string {
-	const home = "/riverui/"
+	const home = "/"
 	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, `/\`) || strings.ContainsAny(next, "\r\n\t\\") {
 		return home
 	}

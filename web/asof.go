@@ -1,0 +1,4 @@
+package web
+
+// routesAsOf mounts the asof pages.
+func (p *Panel) routesAsOf() {}

@@ -1,0 +1,4 @@
+package web
+
+// routesBench mounts the bench pages.
+func (p *Panel) routesBench() {}

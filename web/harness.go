@@ -1,0 +1,4 @@
+package web
+
+// routesHarness mounts the harness pages.
+func (p *Panel) routesHarness() {}

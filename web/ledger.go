@@ -1,0 +1,4 @@
+package web
+
+// routesLedger mounts the ledger pages.
+func (p *Panel) routesLedger() {}

@@ -1,0 +1,4 @@
+package web
+
+// routesLessons mounts the lessons pages.
+func (p *Panel) routesLessons() {}

@@ -1,0 +1,4 @@
+package web
+
+// routesMemories mounts the memories pages.
+func (p *Panel) routesMemories() {}

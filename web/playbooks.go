@@ -1,0 +1,4 @@
+package web
+
+// routesPlaybooks mounts the playbooks pages.
+func (p *Panel) routesPlaybooks() {}

@@ -1,0 +1,4 @@
+package web
+
+// routesProposals mounts the proposals pages.
+func (p *Panel) routesProposals() {}

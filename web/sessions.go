@@ -1,0 +1,4 @@
+package web
+
+// routesSessions mounts the sessions pages.
+func (p *Panel) routesSessions() {}
