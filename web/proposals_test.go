@@ -1,0 +1,177 @@
+package web_test
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+)
+
+// addProposal stores a pending proposal as a retro does (the store's own
+// insert, as the memories and api tests make one).
+func addProposal(t *testing.T, s *store.Store, id, ws, summary string, at time.Time) {
+	t.Helper()
+	err := s.InTx(context.Background(), func(tx *sql.Tx) error {
+		ok, err := s.AddPendingProposal(context.Background(), tx, store.Proposal{ID: id, Workspace: ws, Summary: summary,
+			Detail: "```sh\nmake " + id + "\n```", SessionID: "sess-" + id, JobID: 7, CreatedAt: at})
+		if err == nil && !ok {
+			t.Fatalf("proposal %s not stored (one pending per workspace)", id)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func proposalStatus(t *testing.T, s *store.Store, id string) store.Proposal {
+	t.Helper()
+	p, err := s.GetProposal(context.Background(), s.DB, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The proposals page lists proposals with their content, source session,
+// status counts linking to the filtered lists, and filters by workspace
+// and status; with none it says what to do next.
+func TestPanelProposalsPage(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		c := e.httpClient(true)
+		code, body := e.get(c, "/proposals")
+		if code != http.StatusOK || !strings.Contains(body, "No proposals yet") || !strings.Contains(body, "mull dsh install") {
+			t.Fatalf("empty: %d\n%s", code, body)
+		}
+		t0 := time.Now().Add(-2 * time.Hour)
+		addProposal(t, s, "retro-1", "/w", "cache go modules in CI", t0)
+		addProposal(t, s, "retro-2", "/v", "add a lint step", t0.Add(time.Minute))
+		code, body = e.get(c, "/proposals")
+		for _, want := range []string{"cache go modules in CI", "add a lint step", `href="/sessions/sess-retro-1"`,
+			`href="/riverui/jobs/7"`, "make retro-1", `action="/proposals/retro-1/accept"`, `action="/proposals/retro-2/reject"`,
+			`href="/proposals?status=pending"`, `name="csrf"`} {
+			if !strings.Contains(body, want) {
+				t.Fatalf("list lacks %q: %d\n%s", want, code, body)
+			}
+		}
+		_, body = e.get(c, "/proposals?workspace=/v&status=pending")
+		if !strings.Contains(body, "add a lint step") || strings.Contains(body, "cache go modules") {
+			t.Fatalf("filtered by /v:\n%s", body)
+		}
+		_, body = e.get(c, "/proposals?status=rejected")
+		if !strings.Contains(body, "No proposals match these filters") {
+			t.Fatalf("no rejected:\n%s", body)
+		}
+		if code, body := e.get(c, "/proposals?status=maybe"); code != http.StatusBadRequest || !strings.Contains(body, `class="error"`) {
+			t.Fatalf("bad status: %d\n%s", code, body)
+		}
+	})
+}
+
+// Accept and reject through the forms change the store through
+// memories.DecideProposal: a rejection keeps its note as a lesson, and the
+// decided proposal shows when and the note. A missing note, a decided
+// proposal and an unknown one are errors shown in place.
+func TestPanelProposalsDecide(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		t0 := time.Now().Add(-time.Hour)
+		addProposal(t, s, "retro-1", "/w", "cache go modules in CI", t0)
+		addProposal(t, s, "retro-2", "/v", "add a lint step", t0)
+		c := e.httpClient(true)
+		_, page := e.get(c, "/proposals")
+		tok := csrfToken(t, page)
+
+		res := e.postForm(c, "/proposals/retro-1/accept", url.Values{"csrf": {tok}, "back": {"/proposals?workspace=/w"}})
+		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/proposals?workspace=/w" {
+			t.Fatalf("accept: %d to %q", res.StatusCode, res.Header.Get("Location"))
+		}
+		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalAccepted || p.DecidedAt.IsZero() {
+			t.Fatalf("after accept: %+v", p)
+		}
+		if code, body := e.get(c, "/proposals?workspace=/w"); code != http.StatusOK || !strings.Contains(body, "Proposal retro-1 accepted.") ||
+			!strings.Contains(body, "accepted by an admin") {
+			t.Fatalf("after accept: %d\n%s", code, body)
+		}
+
+		res = e.postForm(c, "/proposals/retro-2/reject", url.Values{"csrf": {tok}, "note": {"  "}})
+		if res.StatusCode != http.StatusBadRequest {
+			t.Fatalf("reject without a note: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "retro-2"); p.Status != store.ProposalPending {
+			t.Fatalf("a refused reject changed it: %+v", p)
+		}
+		res = e.postForm(c, "/proposals/retro-2/reject", url.Values{"csrf": {tok}, "note": {"we lint in the editor"}})
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("reject: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "retro-2"); p.Status != store.ProposalRejected || p.Note != "we lint in the editor" {
+			t.Fatalf("after reject: %+v", p)
+		}
+		lessons, err := e.Mem.List(context.Background(), store.MemoryFilter{Kind: string(memory.Lesson)})
+		if err != nil || len(lessons) != 1 || !strings.Contains(lessons[0].Text, "we lint in the editor") {
+			t.Fatalf("the rejection's lesson: %+v, %v", lessons, err)
+		}
+		_, body := e.get(c, "/proposals?workspace=/v")
+		if !strings.Contains(body, "rejected by an admin") || !strings.Contains(body, "we lint in the editor") {
+			t.Fatalf("decided proposal:\n%s", body)
+		}
+
+		res = e.postForm(c, "/proposals/retro-2/accept", url.Values{"csrf": {tok}})
+		if res.StatusCode != http.StatusConflict {
+			t.Fatalf("deciding twice: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "retro-2"); p.Status != store.ProposalRejected {
+			t.Fatalf("deciding twice changed it: %+v", p)
+		}
+		if res := e.postForm(c, "/proposals/nope/accept", url.Values{"csrf": {tok}}); res.StatusCode != http.StatusNotFound {
+			t.Fatalf("unknown proposal: %d", res.StatusCode)
+		}
+	})
+}
+
+// A post without the admin cookie, with a forged or missing CSRF token, or
+// from another site changes nothing.
+func TestPanelProposalsRefusedPosts(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		addProposal(t, s, "retro-1", "/w", "cache go modules in CI", time.Now())
+		admin := e.httpClient(true)
+		_, page := e.get(admin, "/proposals")
+		tok := csrfToken(t, page)
+
+		anon := e.httpClient(false)
+		if res := e.postForm(anon, "/proposals/retro-1/accept", url.Values{"csrf": {tok}}); res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("anonymous: %d", res.StatusCode)
+		}
+		if res := e.postForm(admin, "/proposals/retro-1/accept", url.Values{"csrf": {"forged"}}); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("forged token: %d", res.StatusCode)
+		}
+		if res := e.postForm(admin, "/proposals/retro-1/reject", url.Values{"note": {"no"}}); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("no token: %d", res.StatusCode)
+		}
+		req, _ := http.NewRequest("POST", e.URL+"/proposals/retro-1/accept", strings.NewReader(url.Values{"csrf": {tok}}.Encode()))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		req.Header.Set("Origin", "https://evil.example")
+		res, err := admin.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("cross-site: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalPending {
+			t.Fatalf("a refused post changed it: %+v", p)
+		}
+	})
+}
