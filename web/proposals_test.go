@@ -3,15 +3,19 @@ package web_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/learn/ledger"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/web"
 )
 
 // addProposal stores a pending proposal as a retro does (the store's own
@@ -172,6 +176,43 @@ func TestPanelProposalsRefusedPosts(t *testing.T) {
 		}
 		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalPending {
 			t.Fatalf("a refused post changed it: %+v", p)
+		}
+	})
+}
+
+// A browser that may read but not act sees the proposals and the ledger
+// fact without their forms, and its posts are refused without a change.
+func TestPanelProposalsReadOnly(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		addProposal(t, s, "retro-1", "/w", "cache go modules in CI", time.Now())
+		cmd, _ := e.ledgerFacts()
+		p, err := web.New(web.Deps{Store: s, Memories: e.Mem, Negledger: e.Neg, Harness: e.Harn,
+			Access: func(*http.Request) web.Access { return web.Access{Read: true, Why: "a read-only test browser"} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := httptest.NewServer(p)
+		t.Cleanup(srv.Close)
+		ro := &env{t: t, URL: srv.URL}
+		c := ro.httpClient(false)
+		for _, path := range []string{"/proposals", fmt.Sprintf("/ledger/%d", cmd)} {
+			code, body := ro.get(c, path)
+			if code != http.StatusOK || strings.Contains(body, `method="post"`) || !strings.Contains(body, "Read-only: a read-only test browser") {
+				t.Fatalf("read-only %s: %d\n%s", path, code, body)
+			}
+		}
+		if res := ro.postForm(c, "/proposals/retro-1/accept", url.Values{}); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("read-only accept: %d", res.StatusCode)
+		}
+		if res := ro.postForm(c, fmt.Sprintf("/ledger/%d/resolve", cmd), url.Values{"reason": {"x"}}); res.StatusCode != http.StatusForbidden {
+			t.Fatalf("read-only resolve: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalPending {
+			t.Fatalf("a read-only post changed it: %+v", p)
+		}
+		if f, _ := e.Neg.Get(context.Background(), cmd); f.Status != ledger.Active {
+			t.Fatalf("a read-only post resolved it: %+v", f)
 		}
 	})
 }
