@@ -131,6 +131,9 @@ type ledgerFactView struct {
 	// Resolvable: a person may retract it (current, not resolved).
 	Resolvable bool
 	MaxReason  int
+	// HasPreconditions: a changed precondition allows a retry whatever
+	// the retry condition says.
+	HasPreconditions bool
 }
 
 // witnessRow is one piece of evidence and, for a file-state
@@ -161,6 +164,9 @@ func (p *Panel) ledgerFact(w http.ResponseWriter, r *http.Request) error {
 	}
 	v := ledgerFactView{Fact: newFactRow(f), Pager: pager(r, ledgerEventsPer), MaxReason: negledger.ResolveReasonMax,
 		Resolvable: f.Current && f.Status != ledger.Resolved}
+	for _, w := range f.Evidence {
+		v.HasPreconditions = v.HasPreconditions || w.Role == ledger.Precondition
+	}
 	if err := p.observe(r, &v.Fact); err != nil {
 		return err
 	}

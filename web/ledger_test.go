@@ -95,7 +95,7 @@ func TestPanelLedgerPages(t *testing.T) {
 			}
 		}
 		code, body = e.get(c, fmt.Sprintf("/ledger/%d", cmd))
-		for _, want := range []string{">duplicate<", ">warn<", "call-2"} {
+		for _, want := range []string{">duplicate<", ">warn<", "call-2", "allowed <time"} {
 			if !strings.Contains(body, want) {
 				t.Fatalf("fact %d lacks %q: %d\n%s", cmd, want, code, body)
 			}

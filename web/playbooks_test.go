@@ -18,7 +18,7 @@ func addPlaybook(t *testing.T, s *store.Store, ws, slug string, at time.Time, us
 	t.Helper()
 	ctx := context.Background()
 	err := s.InTx(ctx, func(tx *sql.Tx) error {
-		if err := s.PutPlaybook(ctx, tx, store.Playbook{Workspace: ws, Slug: slug, Steps: []string{"run " + slug, "check the <output>"},
+		if err := s.PutPlaybook(ctx, tx, store.Playbook{Workspace: ws, Slug: slug, Steps: []string{"run " + slug, "check the output"},
 			SessionID: "sess-" + slug, JobID: 11, UpdatedAt: at}); err != nil {
 			return err
 		}
@@ -48,6 +48,12 @@ func TestPanelPlaybooksPage(t *testing.T) {
 		addPlaybook(t, s, "/w", "go-test", now.Add(-time.Hour), true, true, false)
 		addPlaybook(t, s, "/w", "old-deploy", now.Add(-40*24*time.Hour))
 		addPlaybook(t, s, "/v", "lint", now.Add(-time.Hour), true)
+		if err := s.InTx(context.Background(), func(tx *sql.Tx) error {
+			return s.PutPlaybook(context.Background(), tx, store.Playbook{Workspace: "/v", Slug: "bold", Steps: []string{"print <b>bold</b>"},
+				UpdatedAt: now})
+		}); err != nil {
+			t.Fatal(err)
+		}
 
 		code, body := e.get(c, "/playbooks")
 		for _, want := range []string{`href="/playbooks?workspace=%2Fw"`, `href="/playbooks?state=stale&amp;workspace=%2Fw"`, ">/v</a>"} {
@@ -56,7 +62,7 @@ func TestPanelPlaybooksPage(t *testing.T) {
 			}
 		}
 		code, body = e.get(c, "/playbooks?workspace=/w")
-		for _, want := range []string{"go-test", "old-deploy", "run go-test", "check the ＜output&gt;", "60.0%", // (2+1)/(3+2)
+		for _, want := range []string{"go-test", "old-deploy", "run go-test", "60.0%", // (2+1)/(3+2)
 			`class="badge warn"`, `href="/sessions/sess-go-test"`, `href="/riverui/jobs/11"`} {
 			if !strings.Contains(body, want) {
 				t.Fatalf("/w lacks %q: %d\n%s", want, code, body)
@@ -64,6 +70,9 @@ func TestPanelPlaybooksPage(t *testing.T) {
 		}
 		if strings.Index(body, "go-test") > strings.Index(body, "old-deploy") {
 			t.Fatalf("fresh must come before stale:\n%s", body)
+		}
+		if _, body = e.get(c, "/playbooks?workspace=/v"); !strings.Contains(body, "print ＜b&gt;bold＜/b&gt;") || strings.Contains(body, "<b>bold") {
+			t.Fatalf("a step's markup must pass the gate and be escaped:\n%s", body)
 		}
 		_, body = e.get(c, "/playbooks?workspace=/w&state=stale")
 		if !strings.Contains(body, "old-deploy") || strings.Contains(body, "run go-test") {
