@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -83,6 +84,27 @@ func TestPanelPlaybooksPage(t *testing.T) {
 		}
 		if code, _ := e.get(c, "/playbooks?state=rotten"); code != http.StatusBadRequest {
 			t.Fatalf("bad state: %d", code)
+		}
+	})
+}
+
+// A workspace's playbooks are shown 25 a page, in the digest's order.
+func TestPanelPlaybooksPaginated(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		now := time.Now()
+		for i := range 26 {
+			addPlaybook(t, s, "/w", fmt.Sprintf("pb-%02d", i), now)
+		}
+		addPlaybook(t, s, "/w", "best", now, true)
+		c := e.httpClient(true)
+		_, body := e.get(c, "/playbooks?workspace=/w")
+		if !strings.Contains(body, `id="playbook-best"`) || strings.Contains(body, `id="playbook-pb-24"`) || !strings.Contains(body, `rel="next"`) {
+			t.Fatalf("page 1:\n%s", body)
+		}
+		_, body = e.get(c, "/playbooks?workspace=/w&page=2")
+		if !strings.Contains(body, `id="playbook-pb-24"`) || !strings.Contains(body, `id="playbook-pb-25"`) || strings.Contains(body, `id="playbook-best"`) {
+			t.Fatalf("page 2:\n%s", body)
 		}
 	})
 }

@@ -216,3 +216,66 @@ func TestPanelProposalsReadOnly(t *testing.T) {
 		}
 	})
 }
+
+// A harness refinement waiting for approval is decided by the harness
+// service, as the API and the CLI do: its rejection writes no lesson, its
+// accept applies it (here an empty refinement).
+func TestPanelProposalsHarnessKind(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		ctx := context.Background()
+		for _, id := range []string{"harness-1", "harness-2"} {
+			if err := s.InTx(ctx, func(tx *sql.Tx) error {
+				_, err := s.AddPendingProposal(ctx, tx, store.Proposal{ID: id, Workspace: "/w", Summary: "tighten the review skill",
+					Kind: store.ProposalHarness, Payload: `{}`, CreatedAt: time.Now()})
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := e.httpClient(true)
+		_, page := e.get(c, "/proposals")
+		if !strings.Contains(page, ">harness</span>") {
+			t.Fatalf("the harness mark is missing:\n%s", page)
+		}
+		tok := csrfToken(t, page)
+		if res := e.postForm(c, "/proposals/harness-1/reject", url.Values{"csrf": {tok}, "note": {"not now"}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("reject: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "harness-1"); p.Status != store.ProposalRejected || p.Note != "not now" {
+			t.Fatalf("after reject: %+v", p)
+		}
+		if lessons, err := e.Mem.List(ctx, store.MemoryFilter{Kind: string(memory.Lesson)}); err != nil || len(lessons) != 0 {
+			t.Fatalf("a harness rejection wrote lessons: %+v, %v", lessons, err)
+		}
+		if res := e.postForm(c, "/proposals/harness-2/accept", url.Values{"csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("accept: %d", res.StatusCode)
+		}
+		if p := proposalStatus(t, s, "harness-2"); p.Status != store.ProposalAccepted {
+			t.Fatalf("after accept: %+v", p)
+		}
+		if _, body := e.get(c, "/proposals"); !strings.Contains(body, "Harness proposal harness-2 accepted.") {
+			t.Fatalf("after accept:\n%s", body)
+		}
+	})
+}
+
+// The list is paginated: 20 a page, the next page linked.
+func TestPanelProposalsPaginated(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		t0 := time.Now().Add(-time.Hour)
+		for i := range 23 {
+			addProposal(t, s, fmt.Sprintf("retro-%02d", i), fmt.Sprintf("/w%02d", i), fmt.Sprintf("idea %02d", i), t0.Add(time.Duration(i)*time.Second))
+		}
+		c := e.httpClient(true)
+		_, body := e.get(c, "/proposals")
+		if !strings.Contains(body, "idea 22") || strings.Contains(body, "idea 02") || !strings.Contains(body, `href="/proposals?page=2" rel="next"`) {
+			t.Fatalf("page 1:\n%s", body)
+		}
+		_, body = e.get(c, "/proposals?page=2")
+		if !strings.Contains(body, "idea 02") || !strings.Contains(body, "idea 00") || strings.Contains(body, "idea 03") || strings.Contains(body, `rel="next"`) {
+			t.Fatalf("page 2:\n%s", body)
+		}
+	})
+}
