@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
@@ -41,6 +42,9 @@ type proposalsView struct {
 	Pager  Pager
 	// MaxNote is the longest note a decision takes.
 	MaxNote int
+	// GlobalLessons: a rejection's lesson goes to the global library
+	// (memory scope global), not the proposal's workspace.
+	GlobalLessons bool
 }
 
 // proposalRow is one proposal as the page shows it: the memories service's
@@ -58,7 +62,8 @@ func (p *Panel) proposals(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	v := proposalsView{Workspace: strings.TrimSpace(q.Get("workspace")), Status: q.Get("status"), Statuses: proposalStatuses,
-		Pager: pager(r, proposalsPer), MaxNote: memories.MaxNoteRunes}
+		Pager: pager(r, proposalsPer), MaxNote: memories.MaxNoteRunes,
+		GlobalLessons: memory.Scope(cmp.Or(p.deps.Config.Memory.Scope, string(memory.ScopeWorkspace))).WritesGlobal()}
 	if v.Status != "" && !isProposalStatus(v.Status) {
 		return Errorf(http.StatusBadRequest, "status %q: want pending, accepted or rejected", v.Status)
 	}
