@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -50,14 +51,19 @@ var ledgerHits = []struct{ Key, Label string }{
 }
 
 type ledgerView struct {
+	// Workspace, State and Hit are the filters (ledgerStates, ledgerHits).
 	Workspace, State, Hit string
-	Workspaces            []string
-	States                any
-	Hits                  any
-	Mode                  ledger.Mode
-	Summary               ledger.Summary
-	Facts                 []factRow
-	Pager                 Pager
+	// Workspaces are those with facts, for the filter.
+	Workspaces []string
+	States     any
+	Hits       any
+	// Mode is the workspace's ledger mode (the default one for every
+	// workspace).
+	Mode ledger.Mode
+	// Summary holds the three counters over the workspace's facts.
+	Summary ledger.Summary
+	Facts   []factRow
+	Pager   Pager
 }
 
 // factRow is a fact with its evidence described.
@@ -102,6 +108,9 @@ func (p *Panel) ledger(w http.ResponseWriter, r *http.Request) error {
 	if v.Workspaces, err = p.deps.Store.LedgerScopes(ctx, 500); err != nil {
 		return err
 	}
+	if v.Workspace != "" && !slices.Contains(v.Workspaces, v.Workspace) {
+		v.Workspaces = append(v.Workspaces, v.Workspace)
+	}
 	v.Mode = p.deps.Negledger.PolicyFor(v.Workspace).Mode
 	facts, err := p.deps.Store.LedgerFactsPage(ctx, filter)
 	if err != nil {
@@ -114,12 +123,7 @@ func (p *Panel) ledger(w http.ResponseWriter, r *http.Request) error {
 }
 
 func validHit(h string) bool {
-	for _, x := range ledgerHits {
-		if x.Key == h {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(ledgerHits, func(x struct{ Key, Label string }) bool { return x.Key == h })
 }
 
 type ledgerFactView struct {
