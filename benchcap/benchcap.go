@@ -28,6 +28,14 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
+// ProxyPath is mull's LLM proxy under its own URL: a cell's DSH is given
+// SelfURL + ProxyPath as DEEPSEEK_BASE_URL, and posts
+// ${base}/chat/completions.
+const ProxyPath = "/v1/llm/proxy"
+
+// Env is the variable a cell's DSH plugin reads its capability from.
+const Env = "MULL_BENCH_CAPABILITY"
+
 // Prefix starts every capability, so a route can tell one from mull's
 // other tokens and check it strictly.
 const Prefix = "mullcap1."
