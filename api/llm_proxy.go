@@ -31,7 +31,7 @@ var forwardedHeaders = []string{"Accept", "X-Deepseek-Harness-Session-Id", "X-De
 // them), refused while the LLM queue is paused, and sent with mull's key,
 // which the cell never sees.
 func (s *Server) routesLLMProxy() {
-	s.mux.HandleFunc("POST "+benchcap.ProxyPath+"/chat/completions", s.llmProxy)
+	s.mux.HandleFunc("POST /v1/llm/proxy/chat/completions", s.llmProxy) // benchcap.ProxyPath
 }
 
 // llmProxy is POST /v1/llm/proxy/chat/completions: OpenAI's chat

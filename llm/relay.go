@@ -142,8 +142,11 @@ func parseRelay(body []byte, limit int) (relayRequest, error) {
 	if err := json.Unmarshal(body, &in); err != nil {
 		return relayRequest{}, fmt.Errorf("the body is not a chat completion request: %w", err)
 	}
-	if in.Model == "" || len(in.Messages) == 0 {
+	switch {
+	case in.Model == "" || len(in.Messages) == 0:
 		return relayRequest{}, errors.New("the body needs a model and messages")
+	case len(in.Model) > 200 || strings.ContainsRune(in.Model, 0):
+		return relayRequest{}, fmt.Errorf("model: %q is no model name", truncate(in.Model, 40))
 	}
 	r := relayRequest{model: in.Model, maxTokens: limit, stream: in.Stream}
 	if in.MaxTokens > 0 && (limit <= 0 || in.MaxTokens < limit) {
