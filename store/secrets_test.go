@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 
 	"github.com/mullhq/mull/store"
@@ -23,6 +24,26 @@ func TestServerSecret(t *testing.T) {
 		c, err := s.ServerSecret(t.Context(), "other")
 		if err != nil || bytes.Equal(a, c) {
 			t.Fatalf("other name: %x %v", c, err)
+		}
+	})
+}
+
+// Processes asking for a secret that does not exist yet, at once, all get
+// the one the first insert wrote.
+func TestServerSecretConcurrent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		const n = 8
+		got := make([][]byte, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() { got[i], errs[i] = s.ServerSecret(t.Context(), "race") })
+		}
+		wg.Wait()
+		for i := range n {
+			if errs[i] != nil || !bytes.Equal(got[i], got[0]) {
+				t.Fatalf("caller %d: %x %v, caller 0: %x", i, got[i], errs[i], got[0])
+			}
 		}
 	})
 }
