@@ -18,6 +18,7 @@ import (
 
 	"riverqueue.com/riverui"
 
+	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/budget"
 	"github.com/mullhq/mull/config"
@@ -63,6 +64,9 @@ type Deps struct {
 	// /v1/admin/bench/ routes, the agent's harness_benchmark and the
 	// benchmark cell's snapshot. Nil: those routes answer 503.
 	Bench *benches.Service
+	// LLM is the client the LLM proxy relays a benchmark cell's model
+	// calls through (llm_proxy.go). Nil: that route answers 503.
+	LLM *llm.Client
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -83,6 +87,8 @@ type Server struct {
 	xorigin *http.CrossOriginProtection
 	// panel serves every path the API does not own (panel.go).
 	panel http.Handler
+	// caps checks benchmark cells' capabilities (bench_capability.go).
+	caps *benchcap.Keyring
 }
 
 // New builds the server and mounts River UI. riverui's background work
@@ -93,7 +99,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	}
 	// Health, the workers list and the metrics judge heartbeats by it.
 	d.Config.Workers.DeadAfter = cmp.Or(d.Config.Workers.DeadAfter, config.Default().Workers.DeadAfter)
-	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection()}
+	s := &Server{deps: d, mux: http.NewServeMux(), xorigin: http.NewCrossOriginProtection(), caps: benchcap.NewKeyring(d.Store)}
 	s.metrics = NewMetrics(d.Store, d.Logger)
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	s.ops = newOpsMetrics(s.metrics.reg, d)
@@ -135,6 +141,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesLedger()
 	s.routesHarness()
 	s.routesBench()
+	s.routesLLMProxy()
 	s.mux.Handle("/riverui/", s.admin(ui.ServeHTTP))
 	s.mux.Handle("/riverui", http.RedirectHandler("/riverui/", http.StatusMovedPermanently))
 	if err := s.mountPanel(); err != nil {

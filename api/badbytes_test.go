@@ -186,7 +186,13 @@ var inputRoutes = []inputRoute{
 func TestEveryRouteIsListed(t *testing.T) {
 	files, _ := filepath.Glob("*.go")
 	re := regexp.MustCompile(`s\.mux\.Handle(?:Func)?\("([^"]+)"`)
-	listed := map[string]bool{}
+	listed := map[string]bool{
+		// The LLM proxy stores nothing of its body but the call's record,
+		// whose messages are JSON-encoded and redacted: it relays what DSH
+		// sends (a tool's output with a NUL in it too) as DeepSeek would
+		// take it. TestLLMProxyRelaysBadBytes.
+		"/v1/llm/proxy/chat/completions": true,
+	}
 	for _, r := range inputRoutes {
 		_, p, _ := strings.Cut(r.pattern, " ")
 		listed[strings.TrimSuffix(p, "{path...}")] = true

@@ -18,7 +18,8 @@ import (
 // operator's routes (behind the admin token), the same as `mull bench`;
 // the agent's harness_benchmark tool (behind the API token, like
 // /v1/harness/refine); and the snapshot the DSH plugin injects in a
-// benchmark cell (its benchSnapshot mode).
+// benchmark cell (its benchSnapshot mode), for that cell's capability or
+// the admin (cellOrAdmin).
 func (s *Server) routesBench() {
 	s.mux.Handle("POST /v1/admin/bench/cases", s.admin(s.withBench(s.benchAddCase)))
 	s.mux.Handle("POST /v1/admin/bench/cases/import", s.admin(s.withBench(s.benchImport)))
@@ -34,7 +35,7 @@ func (s *Server) routesBench() {
 	s.mux.Handle("GET /v1/admin/bench/runs", s.admin(s.withBench(s.benchRuns)))
 	s.mux.Handle("GET /v1/admin/bench/runs/{id}", s.admin(s.withBench(s.benchRun)))
 	s.mux.Handle("POST /v1/harness/benchmark", s.apiAuth(s.withBench(s.harnessBenchmark)))
-	s.mux.Handle("GET /v1/bench/snapshots/{id}/inject", s.apiAuth(s.withBench(s.benchInject)))
+	s.mux.Handle("GET /v1/bench/snapshots/{id}/inject", s.cellOrAdmin(s.withBench(s.benchInject)))
 }
 
 func (s *Server) withBench(h http.HandlerFunc) http.HandlerFunc {

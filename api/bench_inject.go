@@ -47,8 +47,8 @@ func InjectText(s bench.Snapshot, query string, maxPerKind int) (text string, wi
 	return p.Text, false
 }
 
-// benchInject is GET /v1/bench/snapshots/{id}/inject[?query=Q] (the API
-// token): the snapshot's injected text with its ETag (304 when
+// benchInject is GET /v1/bench/snapshots/{id}/inject[?query=Q] (the
+// cell's capability for that snapshot, or the admin): the snapshot's injected text with its ETag (304 when
 // If-None-Match names it). No session is asked for: a benchmark cell's
 // DSH has none mull knows yet.
 func (s *Server) benchInject(w http.ResponseWriter, r *http.Request) {

@@ -226,7 +226,10 @@ func TestBenchRoutesRefuseBadInput(t *testing.T) {
 		if created.Action != "new" || !created.OK {
 			t.Errorf("new: %+v", created)
 		}
-		expect(t, serve(h.srv, "GET", "/v1/bench/snapshots/x/inject", ""), http.StatusUnauthorized, nil)
+		// Not the API token's: a cell's capability or the admin's
+		// (TestBenchInjectCapability); loopback is the admin here.
+		expect(t, serve(h.srv, "GET", "/v1/bench/snapshots/x/inject", "", from("192.0.2.1:1234")), http.StatusForbidden, nil)
+		expect(t, serve(h.srv, "GET", "/v1/bench/snapshots/x/inject", "", bearer("tok"), from("192.0.2.1:1234")), http.StatusForbidden, nil)
 
 		bare, err := api.New(t.Context(), api.Deps{Store: s, Client: h.c, Registry: engine.NewRegistry(nil),
 			Logger: enginetest.Logger(), Config: enginetest.Config()})

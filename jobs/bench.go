@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/harnesses"
@@ -16,7 +17,7 @@ import (
 func registerBench(reg *engine.Registry, d Deps) {
 	cfg, log := d.Config, d.Logger.With("component", "bench")
 	svc := benches.New(d.Store, cfg.Bench, harnesses.New(d.Store, cfg.Harness, log), memories.New(d.Store, cfg.Memory, cfg.Digest), d.Runner, log)
-	benchcell.Register(reg, d.Runner, &benchcell.Worker{Service: svc, LLM: d.LLM, Executor: benchcell.ExecutorFor(cfg, d.LLM),
+	benchcell.Register(reg, d.Runner, &benchcell.Worker{Service: svc, LLM: d.LLM, Executor: benchcell.ExecutorFor(cfg, d.LLM, benchcap.NewKeyring(d.Store)),
 		Config: cfg.Bench, Logger: log.With("kind", "bench_cell")})
 	benchdecide.Register(reg, d.Runner, &benchdecide.Worker{Service: svc, Logger: log.With("kind", "bench_decide")})
 }

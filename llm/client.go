@@ -107,6 +107,7 @@ type Options struct {
 type Client struct {
 	cfg     config.LLM
 	oa      *openai.Client
+	hc      *http.Client
 	ledger  Ledger
 	calls   Recorder
 	pricing Pricing
@@ -128,7 +129,7 @@ func New(o Options) *Client {
 		now = time.Now
 	}
 	return &Client{
-		cfg: o.Config, oa: openai.NewClientWithConfig(oc), ledger: o.Ledger, calls: o.Calls,
+		cfg: o.Config, oa: openai.NewClientWithConfig(oc), hc: hc, ledger: o.Ledger, calls: o.Calls,
 		pricing: NewPricing(o.Config), log: o.Logger, now: now,
 	}
 }

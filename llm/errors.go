@@ -104,17 +104,7 @@ func classify(ctx context.Context, err error, retryAfter time.Duration) *Error {
 		}
 	}
 	if status != 0 {
-		e := &Error{Status: status, Reason: fmt.Sprintf("http_%d", status), RetryAfter: retryAfter,
-			Err: fmt.Errorf("HTTP %d %s: %s", status, http.StatusText(status), truncate(msg, 500))}
-		switch {
-		case status == http.StatusPaymentRequired:
-			e.Class = Pause
-		case status == http.StatusTooManyRequests, status >= 500, status == http.StatusRequestTimeout:
-			e.Class = Retryable
-		default: // 400, 401, 403, 404, 422 …
-			e.Class = Permanent
-		}
-		return e
+		return statusError(status, msg, retryAfter)
 	}
 	switch {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
@@ -124,6 +114,22 @@ func classify(ctx context.Context, err error, retryAfter time.Duration) *Error {
 	default:
 		return newErr(Retryable, "transport", err)
 	}
+}
+
+// statusError sorts an HTTP error status: 402 pauses, 429, 408 and 5xx
+// are retried, the rest are permanent.
+func statusError(status int, msg string, retryAfter time.Duration) *Error {
+	e := &Error{Status: status, Reason: fmt.Sprintf("http_%d", status), RetryAfter: retryAfter,
+		Err: fmt.Errorf("HTTP %d %s: %s", status, http.StatusText(status), truncate(msg, 500))}
+	switch {
+	case status == http.StatusPaymentRequired:
+		e.Class = Pause
+	case status == http.StatusTooManyRequests, status >= 500, status == http.StatusRequestTimeout:
+		e.Class = Retryable
+	default: // 400, 401, 403, 404, 422 …
+		e.Class = Permanent
+	}
+	return e
 }
 
 // FinishContentFilter and FinishNoResource are DeepSeek's finish reasons

@@ -23,6 +23,9 @@ const PauseSnooze = time.Minute
 // key, and a call without one would only burn attempts on 401s.
 const NoKeyReason = "no DEEPSEEK_API_KEY"
 
+// BalanceReason is why a queue paused on a 402 waits.
+const BalanceReason = "DeepSeek balance exhausted (HTTP 402)"
+
 // PausedReasonKey is the River queue metadata key holding why mull paused
 // the queue (NoKeyReason, or the 402's).
 const PausedReasonKey = "paused_reason"
@@ -137,7 +140,7 @@ func pauseQueue(ctx context.Context, log *slog.Logger, job *rivertype.JobRow, ca
 	}
 	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	reason := "DeepSeek balance exhausted (HTTP 402)"
+	reason := BalanceReason
 	if cause.Reason == ReasonNoKey {
 		reason = NoKeyReason
 	}
@@ -152,6 +155,13 @@ func pauseQueue(ctx context.Context, log *slog.Logger, job *rivertype.JobRow, ca
 	}
 	log.Error("DeepSeek balance exhausted (HTTP 402): queue paused; top up, then run `mull queues resume "+job.Queue+"`",
 		"queue", job.Queue, "job_id", job.ID, "kind", job.Kind, "error", cause)
+}
+
+// PauseQueue pauses queue for reason, outside a job: the LLM proxy met a
+// 402 for a benchmark cell's DSH, and every LLM job must wait as they do
+// when one of them meets it.
+func PauseQueue(ctx context.Context, client *river.Client[*sql.Tx], queue, reason string) error {
+	return pause(ctx, client, queue, reason)
 }
 
 func pause(ctx context.Context, client *river.Client[*sql.Tx], queue, reason string) error {

@@ -133,7 +133,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 	if withHTTP {
 		if apiSrv, err = api.New(workCtx, api.Deps{
 			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger, Config: a.cfg, Ingest: a.ingest,
-			Memories: a.memories, Tasks: a.tasks, Negledger: a.negledger, Harness: a.harness, Bench: a.bench,
+			Memories: a.memories, Tasks: a.tasks, Negledger: a.negledger, Harness: a.harness, Bench: a.bench, LLM: a.llm,
 		}); err != nil {
 			return err
 		}

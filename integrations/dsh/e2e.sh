@@ -113,7 +113,11 @@
 #      (the plugin's benchSnapshot mode serving each side's snapshot) and
 #      prints the decision and per-case deltas; `mull bench show --json`:
 #      6 cells, each with its DSH session log kept, a candidate's log holds
-#      the memory and no reference's does
+#      the memory and no reference's does; each cell's DSH was given only
+#      its capability (no DeepSeek key, no MULL_API_TOKEN) and reached its
+#      model through mull's LLM proxy: `mull llm calls --kind bench_cell`
+#      holds the 6 judge calls and at least 6 DSH calls, all ok, whose
+#      tokens are the run's
 #
 # Environment:
 #   MULL_E2E_DSH=1         run at all
@@ -1142,6 +1146,27 @@ if (problems.length) { console.log(problems.join('\n') + '\n' + JSON.stringify(r
 console.log(`# ${run.id}: ${run.decision.status}; cells ${run.cells.map(c => `${c.case_id}/${c.side}=${c.score ?? 'failed (' + c.failure_reason + ')'}`).join(', ')}`)
 JS
 sed 's/^# /   /' "$tmp/bench-cells.txt"
+# Each cell's DSH reached its model through mull's LLM proxy with its
+# capability: its calls are bench_cell calls of the cells' jobs, beside
+# the judge's one per cell, and the run's tokens are all of theirs.
+"$mull" llm calls --kind bench_cell --limit 1000 --json > "$tmp/bench-calls.json" 2> "$tmp/bench-calls.err" || fail "mull llm calls: $(cat "$tmp/bench-calls.err")"
+"$node" - "$tmp/bench-calls.json" "$tmp/bench-show.json" > "$tmp/bench-proxy.txt" <<'JS' || fail "the proxied calls: $(cat "$tmp/bench-proxy.txt")"
+const fs = require('node:fs')
+const calls = JSON.parse(fs.readFileSync(process.argv[2], 'utf8'))
+const run = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'))
+const ok = calls.filter(c => c.outcome === 'ok')
+const tokens = calls.reduce((n, c) => n + c.prompt_tokens + c.completion_tokens, 0)
+const problems = []
+// 6 judge calls, and at least one model call per DSH cell besides.
+if (ok.length < 12) problems.push(`${ok.length} ok bench_cell calls, want the 6 judges' and at least 6 DSH calls through the proxy`)
+if (tokens !== run.tokens) problems.push(`the calls hold ${tokens} tokens, the run counts ${run.tokens}`)
+const refused = calls.filter(c => c.outcome === 'budget' || c.outcome === 'pause' || c.error_reason === 'budget_too_small')
+if (refused.length) problems.push(`refused calls: ${JSON.stringify(refused).slice(0, 1000)}`)
+if (problems.length) { console.log(problems.join('\n')); process.exit(1) }
+const other = calls.length - ok.length
+console.log(`# ${ok.length} ok bench_cell calls (6 judges, ${ok.length - 6} DSH calls through mull's proxy)${other ? `, ${other} not ok (${[...new Set(calls.filter(c => c.outcome !== 'ok').map(c => c.error_reason))].join(', ')})` : ''}; ${tokens} tokens = the run's`)
+JS
+sed 's/^# /   /' "$tmp/bench-proxy.txt"
 unset MULL_BENCH_EXECUTOR MULL_BENCH_DSH_COMMAND MULL_BENCH_DSH_TIMEOUT
 took "the memory A/B ran 6 real DSH cells and was decided"
 

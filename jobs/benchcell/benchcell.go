@@ -134,7 +134,8 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 // executor phase succeeded, so a cell whose judge failed keeps its
 // evidence.
 func (w *Worker) score(ctx context.Context, step *workflows.Step[Args], in benches.CellInput) (*Outcome, bench.Verdict, error) {
-	out, err := w.Executor.Execute(ctx, Input{CellInput: in, JobID: step.Job.ID, Kind: step.Job.Kind})
+	a := step.Args
+	out, err := w.Executor.Execute(ctx, Input{CellInput: in, Side: a.Side, Iteration: a.Iteration, JobID: step.Job.ID, Kind: step.Job.Kind})
 	if err != nil {
 		return nil, bench.Verdict{}, err
 	}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/mullhq/mull/benchcap"
 	dshplugin "github.com/mullhq/mull/integrations/dsh"
 	"github.com/mullhq/mull/learn/bench"
 )
@@ -21,9 +22,15 @@ import (
 // = dsh): its own DSH_HOME and workspace, made for the cell and removed
 // after it; mull's bridge plugin written into that home as 'mull dsh
 // install' writes it, configured to serve the side's snapshot
-// (benchSnapshot) instead of the live memory; the agent's model reached
-// with mull's llm key and base URL. The session log it writes is the
-// cell's evidence (SessionEvidence) and is kept with the cell.
+// (benchSnapshot) instead of the live memory. The session log it writes
+// is the cell's evidence (SessionEvidence) and is kept with the cell.
+//
+// DSH runs an agent that can read its own environment, so the cell gets
+// none of mull's secrets: one capability (benchcap), minted for this cell
+// and expiring after its timeout, is its DeepSeek key (mull's LLM proxy,
+// its DEEPSEEK_BASE_URL, checks it, charges the run's budget, records the
+// call under the cell's job and calls DeepSeek with mull's key) and its
+// plugin's token (it reads the cell's snapshot and nothing else).
 type DSHExecutor struct {
 	// Command runs DSH (bench.dsh_command), split on spaces.
 	Command string
@@ -32,14 +39,26 @@ type DSHExecutor struct {
 	// Model is the model the agent asks for (bench.dsh_model, else
 	// llm.model).
 	Model string
-	// BaseURL and APIKey are DeepSeek's (llm.base_url, llm.api_key).
-	BaseURL, APIKey string
-	// SelfURL is where the plugin reaches mull; APIToken, when mull has
-	// one, is given to DSH as MULL_API_TOKEN (never written to a file).
-	SelfURL, APIToken string
+	// SelfURL is where DSH reaches mull: its plugin, and its model
+	// through the proxy at SelfURL + benchcap.ProxyPath.
+	SelfURL string
+	// Capabilities mints the cell's capability (benchcap.Keyring).
+	Capabilities Minter
 	// TempDir is where cell directories go; "" is os.TempDir().
 	TempDir string
+	// Now is the clock the capability's expiry counts from; defaults to
+	// time.Now.
+	Now func() time.Time
 }
+
+// Minter mints a cell's capability.
+type Minter interface {
+	Mint(ctx context.Context, c benchcap.Claims) (string, error)
+}
+
+// CapabilityMargin is how long a cell's capability outlives its run's
+// timeout: time for a call DSH started just before it to be answered.
+const CapabilityMargin = time.Minute
 
 // Execute runs DSH on the case's statement and maps its session log.
 func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
@@ -53,9 +72,13 @@ func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
 	if err != nil {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: fmt.Errorf("prepare the DSH home: %w", err)}
 	}
+	capability, err := e.mint(ctx, in)
+	if err != nil {
+		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: err}
+	}
 	ctx, cancel := context.WithTimeout(ctx, e.Timeout)
 	defer cancel()
-	cmd, err := e.command(ctx, home, work, extra, CellPrompt(in.Case.Statement))
+	cmd, err := e.command(ctx, home, work, extra, capability, CellPrompt(in.Case.Statement))
 	if err != nil {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: err}
 	}
@@ -74,6 +97,26 @@ func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: fmt.Errorf("%w (exit %v; stderr %q)", err, runErr, strings.TrimSpace(stderr.String()))}
 	}
 	return SessionEvidence(log, runErr == nil)
+}
+
+// mint is the cell's capability: its run, side, case, iteration and
+// snapshot, its job and the run's budget keys, until its timeout and a
+// margin have passed.
+func (e *DSHExecutor) mint(ctx context.Context, in Input) (string, error) {
+	if e.Capabilities == nil {
+		return "", errors.New("no capability minter: the DSH executor is not wired to the store")
+	}
+	now := time.Now
+	if e.Now != nil {
+		now = e.Now
+	}
+	c := benchcap.Claims{Run: in.Run.ID, Side: in.Side, Case: in.Case.ID, Iteration: in.Iteration, Snapshot: in.Snapshot.ID,
+		Job: in.JobID, Kind: in.Kind, Workspace: in.Run.Workspace, Expires: now().Add(e.Timeout + CapabilityMargin).Unix()}
+	tok, err := e.Capabilities.Mint(ctx, c)
+	if err != nil {
+		return "", fmt.Errorf("mint the cell's capability: %w", err)
+	}
+	return tok, nil
 }
 
 // prepare writes the cell's DSH home (the plugin and the headless
@@ -128,7 +171,7 @@ func CellPrompt(statement string) string { return "Benchmark case: " + statement
 // cell's workspace, with an environment of its own (the rest of mull's is
 // not DSH's business, its secrets least of all). Its process group is
 // killed when ctx ends.
-func (e *DSHExecutor) command(ctx context.Context, home, work, extra, statement string) (*exec.Cmd, error) {
+func (e *DSHExecutor) command(ctx context.Context, home, work, extra, capability, statement string) (*exec.Cmd, error) {
 	argv := strings.Fields(e.Command)
 	if len(argv) == 0 {
 		return nil, errors.New("bench.dsh_command is empty")
@@ -136,26 +179,26 @@ func (e *DSHExecutor) command(ctx context.Context, home, work, extra, statement 
 	argv = append(argv, "--profile", "headless", "--patch", extra, statement)
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = work
-	cmd.Env = e.env(home)
+	cmd.Env = e.env(home, capability)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	cmd.WaitDelay = 5 * time.Second
 	return cmd, nil
 }
 
-// env is the DSH run's environment: the cell's home, DeepSeek's key and
-// URL, telemetry off, mull's agent token when it has one; PATH and the
-// locale from mull's own, and HOME pointed at the cell's directory.
-func (e *DSHExecutor) env(home string) []string {
+// env is the DSH run's environment: the cell's home; its capability as
+// DeepSeek's key and as its plugin's token (benchcap.Env), mull's LLM
+// proxy as DeepSeek's URL; telemetry off; PATH and the locale from mull's
+// own, and HOME pointed at the cell's directory. Neither DeepSeek's key
+// nor mull's API token: the agent DSH runs can read what it is given.
+func (e *DSHExecutor) env(home, capability string) []string {
 	env := []string{
 		"DSH_HOME=" + home,
 		"HOME=" + filepath.Dir(home),
-		"DEEPSEEK_API_KEY=" + e.APIKey,
-		"DEEPSEEK_BASE_URL=" + e.BaseURL,
+		"DEEPSEEK_API_KEY=" + capability,
+		"DEEPSEEK_BASE_URL=" + strings.TrimSuffix(e.SelfURL, "/") + benchcap.ProxyPath,
+		benchcap.Env + "=" + capability,
 		"DSH_TELEMETRY_DISABLED=1",
-	}
-	if e.APIToken != "" {
-		env = append(env, "MULL_API_TOKEN="+e.APIToken)
 	}
 	for _, k := range []string{"PATH", "LANG", "LC_ALL", "TZ"} {
 		if v, ok := os.LookupEnv(k); ok {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/jobs/benchcell"
 	"github.com/mullhq/mull/learn/bench"
@@ -155,21 +156,39 @@ func dshInput() benchcell.Input {
 		Snapshot: bench.Snapshot{ID: "snap_cand", Kind: bench.MemorySnapshot}}, JobID: 7, Kind: "bench_cell"}
 }
 
+// minter records the claims it mints for, and mints "mullcap1.cell".
+type minter struct{ claims []benchcap.Claims }
+
+func (m *minter) Mint(_ context.Context, c benchcap.Claims) (string, error) {
+	m.claims = append(m.claims, c)
+	return "mullcap1.cell", nil
+}
+
 // The DSH executor runs dsh_command headless on the statement in a
 // workspace and DSH home of the cell's own, removed after: the plugin
 // written into the home with its patch rows (mull's URL, the side's
 // snapshot, the hmr row), the model and plain session logs in an extra
-// patch, and an environment holding DeepSeek's key and URL, mull's token
-// and telemetry off, but nothing else of mull's. The session log it
+// patch, and an environment holding the cell's capability (as DeepSeek's
+// key and the plugin's token), mull's LLM proxy as DeepSeek's URL and
+// telemetry off, but nothing else of mull's: not DeepSeek's real key, not
+// mull's API or admin token. The capability is minted for exactly this
+// cell, expiring its timeout and a margin from now. The session log it
 // leaves is the evidence.
 func TestDSHExecutorRunsHeadless(t *testing.T) {
-	t.Setenv("MULL_ADMIN_TOKEN", "must-not-reach-dsh") // a real mull secret: the cell's DSH must not inherit it
+	for k, v := range map[string]string{"MULL_ADMIN_TOKEN": "must-not-reach-dsh-admin", "MULL_API_TOKEN": "must-not-reach-dsh-api",
+		"DEEPSEEK_API_KEY": "must-not-reach-dsh-key", "DEEPSEEK_BASE_URL": "http://must-not-reach-dsh.invalid"} {
+		t.Setenv(k, v) // mull's real secrets: the cell's DSH must not inherit them
+	}
 	f := newFakeDSH(t)
 	f.mode(t, "ok")
 	tmp := t.TempDir()
+	caps := &minter{}
+	now := time.Date(2026, 12, 6, 8, 0, 0, 0, time.UTC)
 	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh") + "  ", Timeout: time.Minute, Model: "deepseek-v4-flash",
-		BaseURL: "http://127.0.0.1:9/v1", APIKey: "sk-cell", SelfURL: "http://127.0.0.1:7788", APIToken: "tok", TempDir: tmp}
-	out, err := x.Execute(context.Background(), dshInput())
+		SelfURL: "http://127.0.0.1:7788", Capabilities: caps, TempDir: tmp, Now: func() time.Time { return now }}
+	in := dshInput()
+	in.Side, in.Iteration = bench.Candidate, 2
+	out, err := x.Execute(context.Background(), in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -183,14 +202,19 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 	}
 	home := strings.TrimSuffix(args[3], "/bench.patch.yml")
 	env := f.seen(t, "env")
-	for _, want := range []string{"DSH_HOME=" + home + "\n", "DEEPSEEK_API_KEY=sk-cell\n", "DEEPSEEK_BASE_URL=http://127.0.0.1:9/v1\n",
-		"DSH_TELEMETRY_DISABLED=1\n", "MULL_API_TOKEN=tok\n"} {
+	for _, want := range []string{"DSH_HOME=" + home + "\n", "DEEPSEEK_API_KEY=mullcap1.cell\n", "DEEPSEEK_BASE_URL=http://127.0.0.1:7788/v1/llm/proxy\n",
+		"MULL_BENCH_CAPABILITY=mullcap1.cell\n", "DSH_TELEMETRY_DISABLED=1\n"} {
 		if !strings.Contains(env, want) {
 			t.Errorf("env lacks %q:\n%s", want, env)
 		}
 	}
-	if strings.Contains(env, "must-not-reach-dsh") {
+	if strings.Contains(env, "must-not-reach-dsh") || strings.Contains(env, "MULL_API_TOKEN") {
 		t.Errorf("mull's environment leaked into DSH's:\n%s", env)
+	}
+	want := benchcap.Claims{Run: "bench_1", Side: bench.Candidate, Case: "c1", Iteration: 2, Snapshot: "snap_cand", Job: 7, Kind: "bench_cell",
+		Workspace: "/w", Expires: now.Add(time.Minute + benchcell.CapabilityMargin).Unix()}
+	if len(caps.claims) != 1 || caps.claims[0] != want {
+		t.Errorf("minted %+v, want %+v", caps.claims, want)
 	}
 	if pwd := strings.TrimSpace(f.seen(t, "pwd")); filepath.Dir(pwd) != filepath.Dir(home) || filepath.Base(pwd) != "workspace" {
 		t.Errorf("ran in %s, want the cell's workspace beside %s", pwd, home)
@@ -202,7 +226,7 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 			t.Errorf("profile patch lacks %q:\n%s", want, profile)
 		}
 	}
-	if strings.Contains(profile, "tok") || strings.Contains(profile, "sk-cell") {
+	if strings.Contains(profile, "mullcap1") || strings.Contains(profile, "must-not-reach") {
 		t.Errorf("a secret was written to the profile:\n%s", profile)
 	}
 	if got := strings.TrimSpace(f.seen(t, "plugin")); got != home+"/mull/plugin.mjs" {
@@ -223,7 +247,7 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 // incomplete run, not a failure.
 func TestDSHExecutorFailures(t *testing.T) {
 	f := newFakeDSH(t)
-	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh"), Timeout: time.Minute, TempDir: t.TempDir()}
+	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh"), Timeout: time.Minute, TempDir: t.TempDir(), Capabilities: &minter{}}
 	f.mode(t, "failed")
 	if out, err := x.Execute(context.Background(), dshInput()); err != nil || out.Evidence.Completed {
 		t.Errorf("exit 1 with a log: completed %v, %v; want evidence, not completed", out.Evidence.Completed, err)

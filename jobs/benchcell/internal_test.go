@@ -150,3 +150,23 @@ func TestGateLogKeepsADigestLineByLine(t *testing.T) {
 		t.Errorf("gated system prompt:\n%s", got)
 	}
 }
+
+// A DSH cell's environment holds its capability and mull's proxy, never
+// DeepSeek's real key or URL, nor mull's API token, whatever mull's own
+// environment holds.
+func TestDSHEnvHoldsNoSecret(t *testing.T) {
+	t.Setenv("DEEPSEEK_API_KEY", "sk-real")
+	t.Setenv("MULL_API_TOKEN", "general")
+	e := &DSHExecutor{SelfURL: "http://127.0.0.1:7788/"}
+	env := strings.Join(e.env("/cells/x/dsh-home", "mullcap1.x"), "\n") + "\n"
+	for _, want := range []string{"DEEPSEEK_API_KEY=mullcap1.x\n", "DEEPSEEK_BASE_URL=http://127.0.0.1:7788/v1/llm/proxy\n", "MULL_BENCH_CAPABILITY=mullcap1.x\n"} {
+		if !strings.Contains(env, want) {
+			t.Errorf("env lacks %q:\n%s", want, env)
+		}
+	}
+	for _, bad := range []string{"sk-real", "MULL_API_TOKEN", "general"} {
+		if strings.Contains(env, bad) {
+			t.Errorf("env holds %q:\n%s", bad, env)
+		}
+	}
+}

@@ -23,8 +23,10 @@ type Executor interface {
 // the job making its calls.
 type Input struct {
 	benches.CellInput
-	JobID int64
-	Kind  string
+	Side      bench.Side
+	Iteration int
+	JobID     int64
+	Kind      string
 }
 
 // LLMExecutor is the seed's executor (bench.executor = llm): one JSON-mode
@@ -73,12 +75,13 @@ func phase(ctx context.Context, c *llm.Client, cfg config.Bench, call llm.Call, 
 }
 
 // ExecutorFor is bench.executor's executor: the LLM call, or DSH headless
-// reaching DeepSeek with llm's key and URL and mull at its listen address.
-func ExecutorFor(cfg config.Config, c *llm.Client) Executor {
+// reaching mull at its listen address, and its model through mull's LLM
+// proxy with a capability caps mints.
+func ExecutorFor(cfg config.Config, c *llm.Client, caps Minter) Executor {
 	if cfg.Bench.Executor != config.BenchExecutorDSH {
 		return &LLMExecutor{LLM: c, Config: cfg.Bench}
 	}
 	return &DSHExecutor{Command: cfg.Bench.DSHCommand, Timeout: cfg.Bench.DSHTimeout.D(),
-		Model: cmp.Or(cfg.Bench.DSHModel, cfg.LLM.ForKind(Args{}.Kind()).Model), BaseURL: cfg.LLM.BaseURL, APIKey: cfg.LLM.APIKey,
-		SelfURL: "http://" + dshplugin.LoopbackListen(cfg.Listen), APIToken: cfg.APIToken}
+		Model: cmp.Or(cfg.Bench.DSHModel, cfg.LLM.ForKind(Args{}.Kind()).Model), SelfURL: "http://" + dshplugin.LoopbackListen(cfg.Listen),
+		Capabilities: caps}
 }

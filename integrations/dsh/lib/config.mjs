@@ -104,10 +104,14 @@ export function normalizeConfig (raw, warn = () => {}) {
     }
   }
 
+  const bench = benchSnapshot(c.benchSnapshot, warn)
   return {
     ledger: ledgerConfig(c.ledger, bad, warn),
     baseUrl,
-    apiToken: str('apiToken').trim() || process.env.MULL_API_TOKEN || '',
+    // A benchmark cell's DSH is given its cell's capability
+    // (MULL_BENCH_CAPABILITY: that snapshot only, until the cell's
+    // timeout), never mull's API token.
+    apiToken: str('apiToken').trim() || (bench ? process.env.MULL_BENCH_CAPABILITY : '') || process.env.MULL_API_TOKEN || '',
     timeoutMs: int('timeoutMs', 50, 60000),
     queueMax: int('queueMax', 1, 1000000),
     flushMs: int('flushMs', 0, 600000),
@@ -120,7 +124,7 @@ export function normalizeConfig (raw, warn = () => {}) {
     forwardMessages: bool('forwardMessages'),
     harness: bool('harness'),
     skillsDir: skillsDir(c.skillsDir, warn),
-    benchSnapshot: benchSnapshot(c.benchSnapshot, warn),
+    benchSnapshot: bench,
     dshToolsModule: str('dshToolsModule').trim(),
     logTo: oneOf('logTo', ['dsh', 'stderr'])
   }

@@ -415,3 +415,20 @@ test('benchmark cell: what createBridge builds, its disposer resolving at once',
   assert.equal(cell.sectionText(), 'm')
   await cell.close()
 })
+
+test('a benchmark cell carries its capability (MULL_BENCH_CAPABILITY), never MULL_API_TOKEN; a live plugin ignores the capability', (t) => {
+  const saved = { cap: process.env.MULL_BENCH_CAPABILITY, tok: process.env.MULL_API_TOKEN }
+  t.after(() => {
+    for (const [k, v] of [['MULL_BENCH_CAPABILITY', saved.cap], ['MULL_API_TOKEN', saved.tok]]) {
+      if (v === undefined) delete process.env[k]
+      else process.env[k] = v
+    }
+  })
+  const warn = () => {}
+  process.env.MULL_BENCH_CAPABILITY = 'mullcap1.cell'
+  process.env.MULL_API_TOKEN = 'general'
+  assert.equal(normalizeConfig({ benchSnapshot: 'snap_1' }, warn).apiToken, 'mullcap1.cell')
+  assert.equal(normalizeConfig({}, warn).apiToken, 'general')
+  delete process.env.MULL_API_TOKEN
+  assert.equal(normalizeConfig({}, warn).apiToken, '')
+})
