@@ -125,7 +125,9 @@ type cellView struct {
 // side without an ok cell has no mean, never 0).
 type meansView struct {
 	Ref, Cand, Delta string
-	Worse            bool
+	// Worse and Better: the candidate's mean is below or above the
+	// reference's.
+	Worse, Better bool
 }
 
 func newMeans(ref, cand, delta *float64) meansView {
@@ -136,7 +138,7 @@ func newMeans(ref, cand, delta *float64) meansView {
 	}
 	if delta != nil {
 		m.Delta = signed(*delta)
-		m.Worse = *delta < 0
+		m.Worse, m.Better = *delta < 0, *delta > 0
 	}
 	return m
 }

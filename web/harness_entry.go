@@ -104,6 +104,9 @@ func (v *harnessEntryView) compare(q url.Values, all []harnesses.Version) {
 		}
 	}
 	if a == nil || b == nil {
+		if n := len(all); n > 1 { // the form offers the last change
+			v.From, v.To = all[n-2].Entry.Version, all[n-1].Entry.Version
+		}
 		return
 	}
 	d := newDiff(a.Entry.Content, b.Entry.Content)
