@@ -1,6 +1,8 @@
 package web_test
 
 import (
+	"context"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -9,6 +11,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/mullhq/mull/harnesses"
+	"github.com/mullhq/mull/learn/harness"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/web"
@@ -216,4 +220,52 @@ func readOnlyPanel(t *testing.T, e *env, path string, unchanged func(string)) {
 		t.Fatalf("read-only rollback: %d", rec.Code)
 	}
 	unchanged("a read-only post")
+}
+
+// The refinement list goes a page at a time (25), the index shows the
+// newest 8 with a link to the older ones, and a page past the end says so.
+func TestPanelHarnessPaging(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		var ids []string
+		for i := range 27 {
+			content := fmt.Sprintf("note number %d", i)
+			out, err := e.Harn.Apply(context.Background(), harnesses.ApplyRequest{Scope: harness.Global, Proposal: harness.Proposal{
+				Summary: "note", Edits: []harness.Edit{{Action: harness.Create, Kind: harness.KindPrompt, ID: fmt.Sprintf("n%02d", i), Content: &content}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, out.Refinement.ID)
+		}
+		c := e.httpClient(true)
+		_, body := e.get(c, "/harness")
+		wantIn(t, "/harness", body, `href="/harness/refinements?page=2">older refinements`, ids[26], "n26", "n00")
+		if strings.Contains(body, `"/harness/refinements/`+ids[18]+`"`) {
+			t.Fatalf("the index shows more than the newest 8 refinements")
+		}
+		_, body = e.get(c, "/harness/refinements")
+		wantIn(t, "page 1", body, `"/harness/refinements/`+ids[26]+`"`, `"/harness/refinements/`+ids[2]+`"`, `rel="next"`)
+		if strings.Contains(body, `"/harness/refinements/`+ids[1]+`"`) {
+			t.Fatalf("page 1 holds more than 25 refinements")
+		}
+		_, body = e.get(c, "/harness/refinements?page=2")
+		wantIn(t, "page 2", body, `"/harness/refinements/`+ids[1]+`"`, `"/harness/refinements/`+ids[0]+`"`, `rel="prev"`)
+		_, body = e.get(c, "/harness/refinements?page=3")
+		wantIn(t, "page 3", body, "No refinement matches")
+	})
+}
+
+// A mull without the harness or benchmark service says so in place.
+func TestPanelHarnessNotConfigured(t *testing.T) {
+	p, err := web.New(web.Deps{Access: func(*http.Request) web.Access { return web.Access{Read: true, Act: true} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{"/harness", "/harness/refinements/x", "/bench", "/bench/x"} {
+		rec := httptest.NewRecorder()
+		p.ServeHTTP(rec, httptest.NewRequest("GET", path, nil))
+		if rec.Code != http.StatusServiceUnavailable || !strings.Contains(rec.Body.String(), "not configured") {
+			t.Fatalf("%s: %d\n%s", path, rec.Code, rec.Body)
+		}
+	}
 }
