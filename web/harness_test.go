@@ -40,7 +40,8 @@ func TestPanelHarnessEmpty(t *testing.T) {
 			"/harness":             {"No harness entries yet", "mull harness refine --global", "No refinements yet", "No reviews yet"},
 			"/harness/refinements": {"No refinements yet", "mull harness apply FILE"},
 			"/harness/reviews":     {"No reviews yet", "harness.turn_interval"},
-			"/harness?kind=skill":  {"No entry matches these filters"},
+			"/harness?kind=skill":  {"No entry matches"},
+			"/harness?page=2":      {"No entry matches"},
 		} {
 			code, body := e.get(c, path)
 			if code != http.StatusOK {
