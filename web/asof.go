@@ -33,10 +33,10 @@ type asofView struct {
 	AtInput, VsInput string
 	Libraries        []store.LibraryCount
 	// Libs are the libraries the workspace reads (its digest's).
-	Libs   []string
-	Digest memories.DigestAsOf
+	Libs    []string
+	Digest  memories.DigestAsOf
 	InForce []store.Memory
-	Pager  Pager
+	Pager   Pager
 	// Diff: From is the earlier time, To the later.
 	Diff *asofDiff
 }
