@@ -6,9 +6,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/store"
@@ -298,4 +301,54 @@ func postPage(t *testing.T, e *env, c *http.Client, path string, form url.Values
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	return res.StatusCode, string(b)
+}
+
+// The browser walks the memories pages and as of T: it opens the list,
+// filters it, opens a memory, invalidates it with a reason through the
+// form (the store has it), then opens /asof and a diff.
+func TestPanelBrowserMemories(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		t0 := time.Now().UTC().Add(-3 * time.Hour)
+		id := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "fact", Text: "the staging database is on port 5433", RecordedAt: t0, JobID: 7, SessionID: "sess-1", Origin: "retro"})
+		seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "preference", Text: "answer in short lines", RecordedAt: t0, Origin: "command", Src: "user"})
+		seedMemory(t, s, store.Memory{Workspace: "", Kind: "fact", Text: "tabs, not spaces, in Go files", RecordedAt: t0})
+		seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "lesson", Scope: "workspace", Text: "go test failed -> outside the module -> cd to go.mod first",
+			Lesson: `{"problem":"go test failed outside the module","correction":"cd to the directory holding go.mod first","boundary":"Go repos"}`, RecordedAt: t0})
+		b := e.browser(t)
+		b.login()
+		b.open("/memories")
+		if got := b.text("main h1"); got != "Memories" {
+			t.Fatalf("heading %q", got)
+		}
+		b.do("filter by kind fact", chromedp.SetValue(chromedp.CSS(`form.filters select[name=kind]`), "fact"),
+			chromedp.Submit(chromedp.CSS(`form.filters select[name=kind]`)), chromedp.WaitVisible(chromedp.CSS("table.memories")))
+		if loc := b.location(); !strings.Contains(loc, "kind=fact") {
+			t.Fatalf("filtered to %s", loc)
+		}
+		if b.has(`a[href="/memories/` + strconv.FormatInt(id+1, 10) + `"]`) {
+			t.Fatal("the kind filter kept the preference")
+		}
+		b.shot("memories-filtered")
+		b.do("open the memory", chromedp.Click(chromedp.CSS(fmt.Sprintf(`table.memories a[href="/memories/%d"]`, id))),
+			chromedp.WaitVisible(chromedp.ID("invalidate")))
+		b.shot(fmt.Sprintf("memory-%d", id))
+		b.do("invalidate it", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true }`),
+			chromedp.SendKeys(chromedp.ID("reason"), "staging moved to port 6543"),
+			chromedp.Submit(chromedp.ID("reason")), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+		if got := b.text("p.flash"); !strings.Contains(got, "invalidated") {
+			t.Fatalf("flash %q", got)
+		}
+		b.shot(fmt.Sprintf("memory-%d-invalidated", id))
+		if m := getMemory(t, s, id); m.InvalidAt.IsZero() || m.InvalidReason != "staging moved to port 6543" {
+			t.Fatalf("after the browser's invalidate: %+v", m)
+		}
+		b.open(fmt.Sprintf("/memories/%d", id+3))
+		b.open("/asof")
+		b.open(asofPath(testWS, t0.Add(time.Hour), time.Now().UTC().Add(time.Minute)))
+		if !strings.Contains(b.text("ul.removed"), "port 5433") {
+			t.Fatalf("the diff does not list the invalidated memory as removed")
+		}
+		b.shot("asof-diff")
+	})
 }
