@@ -1,8 +1,10 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,10 +21,6 @@ const (
 
 // PanelStates are the states the panel filters and counts by, in order.
 var PanelStates = []string{PanelLive, StateSuperseded, StateDeprecated, StateDeleted, PanelQuarantined}
-
-// panelStateExpr is a row's panel state, as PanelMemoryFilter.State reads it.
-const panelStateExpr = `case when quarantined then 'quarantined' when state = 'active' and invalid_at is null then 'live'
-	when state = 'active' then 'deleted' else state end`
 
 // PanelMemoryFilter narrows the panel's memory list. Empty fields match
 // everything.
@@ -135,22 +133,56 @@ func (s *Store) PanelMemoryCounts(ctx context.Context, q querier, f PanelMemoryF
 	if err != nil {
 		return nil, err
 	}
-	rows, err := q.QueryContext(ctx, `select kind, `+panelStateExpr+` as st, count(*) from memories where `+where+
-		` group by kind, st order by kind, st`, args...)
+	// Grouped by the raw columns (the panel state is folded in Go): no
+	// expression per row, so an index holding them can answer alone.
+	rows, err := q.QueryContext(ctx, `select kind, state, quarantined, invalid_at is null, count(*) from memories where `+where+
+		` group by kind, state, quarantined, invalid_at is null`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("count memories: %w", err)
 	}
 	defer rows.Close()
-	var out []MemoryCount
+	sum := map[[2]string]int{}
+	var order [][2]string
 	for rows.Next() {
-		var c MemoryCount
-		if err := rows.Scan(&c.Kind, &c.State, &c.N); err != nil {
+		var kind, state string
+		var quarantined, valid bool
+		var n int
+		if err := rows.Scan(&kind, &state, &quarantined, &valid, &n); err != nil {
 			return nil, err
 		}
-		out = append(out, c)
+		k := [2]string{kind, panelState(state, quarantined, valid)}
+		if _, ok := sum[k]; !ok {
+			order = append(order, k)
+		}
+		sum[k] += n
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(order, func(a, b [2]string) int { return cmp.Or(cmp.Compare(a[0], b[0]), cmp.Compare(a[1], b[1])) })
+	out := make([]MemoryCount, len(order))
+	for i, k := range order {
+		out[i] = MemoryCount{Kind: k[0], State: k[1], N: sum[k]}
+	}
+	return out, nil
 }
+
+// panelState is a memory's PanelStates entry from its state, quarantine
+// flag and whether invalid_at is unset.
+func panelState(state string, quarantined, valid bool) string {
+	switch {
+	case quarantined:
+		return PanelQuarantined
+	case state == StateActive && valid:
+		return PanelLive
+	case state == StateActive:
+		return StateDeleted
+	}
+	return state
+}
+
+// PanelState is a row's PanelStates entry.
+func PanelState(m Memory) string { return panelState(m.State, m.Quarantined, m.InvalidAt.IsZero()) }
 
 // LibraryCount is one library ("" the global one) and its memories.
 type LibraryCount struct {

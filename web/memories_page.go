@@ -76,7 +76,7 @@ func (p *Panel) memoryData(r *http.Request, id int64) (memoryView, error) {
 		return memoryView{}, err
 	}
 	m := memories.FromRow(row)
-	v := memoryView{M: m, State: panelState(row), Library: libraryValue(m.Workspace), Structured: m.Kind.Structured()}
+	v := memoryView{M: m, State: store.PanelState(row), Library: libraryValue(m.Workspace), Structured: m.Kind.Structured()}
 	if m.TTLDays > 0 {
 		v.StaleAt = cmp.Or(m.VerifiedAt, m.RecordedAt).AddDate(0, 0, m.TTLDays)
 	}
@@ -117,19 +117,6 @@ func (p *Panel) optMemory(r *http.Request, id int64) (*store.Memory, error) {
 		return nil, nil
 	}
 	return &m, err
-}
-
-// panelState is a row's store.PanelStates entry.
-func panelState(m store.Memory) string {
-	switch {
-	case m.Quarantined:
-		return store.PanelQuarantined
-	case m.State == store.StateActive && m.InvalidAt.IsZero():
-		return store.PanelLive
-	case m.State == store.StateActive:
-		return store.StateDeleted
-	}
-	return m.State
 }
 
 // changes lists what the store recorded about v.M, oldest first. Only
