@@ -13,7 +13,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -350,5 +352,40 @@ func TestPanelBrowserMemories(t *testing.T) {
 			t.Fatalf("the diff does not list the invalidated memory as removed")
 		}
 		b.shot("asof-diff")
+	})
+}
+
+// A structured lesson moves through MoveLesson (to global here): a new
+// lesson there, promoted from the source, whose page the action opens.
+func TestPanelMemoryMoveLesson(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		c := e.httpClient(true)
+		m := memory.Memory{Kind: memory.Lesson, Scope: memory.LessonWorkspace, Workspace: testWS, Origin: memory.OriginRetro,
+			RecordedAt: time.Now().UTC().Add(-time.Hour), Lesson: &memory.LessonFields{Problem: "go test fails outside the module root",
+				Correction: "cd to the directory holding go.mod first", Boundary: "this repo's layout"}}
+		m.Text = lesson.Line(m)
+		id, err := s.InsertMemory(context.Background(), s.DB, memories.ToRow(m))
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, page := e.get(c, fmt.Sprintf("/memories/%d", id))
+		mustContain(t, "lesson page", page, "Lesson fields", `name="boundary"`)
+		form := url.Values{"csrf": {csrfToken(t, page)}, "to": {"global"}, "boundary": {"true of every Go module"}}
+		res := e.postForm(c, fmt.Sprintf("/memories/%d/move", id), form)
+		if res.StatusCode != http.StatusSeeOther {
+			t.Fatalf("move: %d", res.StatusCode)
+		}
+		moved, err := s.ListLessons(context.Background(), s.DB, store.LessonFilter{Scopes: []string{"global"}})
+		if err != nil || len(moved) != 1 || moved[0].PromotedFromID != id || !strings.Contains(moved[0].Lesson, "true of every Go module") {
+			t.Fatalf("moved: %+v %v", moved, err)
+		}
+		if loc := res.Header.Get("Location"); loc != fmt.Sprintf("/memories/%d", moved[0].ID) {
+			t.Fatalf("move went to %s", loc)
+		}
+		code, body := postPage(t, e, c, fmt.Sprintf("/memories/%d/move", id), url.Values{"csrf": form["csrf"], "to": {"nowhere"}})
+		if code != http.StatusUnprocessableEntity || !strings.Contains(body, "nowhere") {
+			t.Fatalf("bad target: %d\n%s", code, body)
+		}
 	})
 }
