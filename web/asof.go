@@ -48,7 +48,7 @@ type asofDiff struct {
 	Capped     bool
 	FromDigest memories.DigestAsOf
 	ToDigest   memories.DigestAsOf
-	Lines      []diffLine
+	Lines      []DiffLine
 	Changed    bool
 }
 
@@ -109,7 +109,7 @@ func (p *Panel) asofFill(r *http.Request, ws string, v *asofView) error {
 	if d.ToDigest, err = mem.DigestAsOf(ctx, ws, d.To); err != nil {
 		return err
 	}
-	d.Lines = diffLines(d.FromDigest.Text, d.ToDigest.Text)
+	d.Lines = lineDiff(d.FromDigest.Text, d.ToDigest.Text)
 	d.Changed = d.FromDigest.Text != d.ToDigest.Text
 	v.Diff = d
 	return nil
