@@ -182,10 +182,19 @@ func TestPanelDeadLettersActions(t *testing.T) {
 		if res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("retry by kind: %d", res.StatusCode)
 		}
-		for _, x := range []int64{a, b} {
-			if row := enginetest.WaitFinal(t, e.Events, x); row.State != rivertype.JobStateCompleted {
-				t.Fatalf("job %d retried by kind ended %s", x, row.State)
+		// One wait for both: WaitFinal drops the events of other jobs.
+		final := map[int64]rivertype.JobState{}
+		enginetest.WaitFor(t, e.Events, func(ev *river.Event) bool {
+			switch ev.Job.State {
+			case rivertype.JobStateCompleted, rivertype.JobStateCancelled, rivertype.JobStateDiscarded:
+				final[ev.Job.ID] = ev.Job.State
 			}
+			_, okA := final[a]
+			_, okB := final[b]
+			return okA && okB
+		})
+		if final[a] != rivertype.JobStateCompleted || final[b] != rivertype.JobStateCompleted {
+			t.Fatalf("jobs retried by kind ended %v", final)
 		}
 		if res := e.postForm(c, "/dlq/retry", url.Values{"csrf": {token}}); res.StatusCode != http.StatusBadRequest {
 			t.Fatalf("retry of nothing: %d", res.StatusCode)
