@@ -3,7 +3,9 @@ package web_test
 import (
 	"context"
 	"errors"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/web"
 )
 
 // deadLetter makes a real dead letter: an LLM probe whose one call the
@@ -241,4 +244,56 @@ func between(s, start, end string) string {
 	}
 	s = s[i+len(start):]
 	return s[:strings.Index(s, end)]
+}
+
+// A browser that may read but not act sees no retry or purge form, and its
+// posts change nothing. (The api gives no such access today; the panel
+// obeys Access whatever decides it.) Without a Health func the overview
+// says so instead of failing.
+func TestPanelDeadLettersReadOnly(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		id := e.deadLetter(t, "read-only")
+		sid := strconv.FormatInt(id, 10)
+		p, err := web.New(web.Deps{Store: s, Client: e.Client, Config: e.Cfg,
+			Access: func(*http.Request) web.Access { return web.Access{Read: true, Why: "a test's read-only visitor"} }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(p)
+		t.Cleanup(ts.Close)
+		get := func(path string) string {
+			t.Helper()
+			res, err := http.Get(ts.URL + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			if res.StatusCode != http.StatusOK {
+				t.Fatalf("%s: %d\n%s", path, res.StatusCode, b)
+			}
+			return string(b)
+		}
+		for _, path := range []string{"/dlq", "/dlq/" + sid, "/dlq/purge?older_than=0s"} {
+			body := get(path)
+			if strings.Contains(body, `method="post" action="/dlq/`) || !strings.Contains(body, "a test&#39;s read-only visitor") {
+				t.Fatalf("%s shows forms to a read-only visitor:\n%s", path, body)
+			}
+		}
+		mustContain(t, "overview without health", get("/"), "does not report its health")
+		for _, path := range []string{"/dlq/retry", "/dlq/purge"} {
+			res, err := http.PostForm(ts.URL+path, url.Values{"id": {sid}, "older_than": {"0s"}, "at": {"2000-01-01T00:00:00Z"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusForbidden {
+				t.Fatalf("read-only post to %s: %d", path, res.StatusCode)
+			}
+		}
+		if st := e.jobState(t, id); st != "cancelled" {
+			t.Fatalf("a read-only post changed the job: %s", st)
+		}
+	})
 }

@@ -28,10 +28,10 @@ type llmView struct {
 	Q     llmQuery
 	Calls []callRow
 	// Sum totals every call the filter matches (not only this page).
-	Sum   store.LLMUsageRow
+	Sum store.LLMUsageRow
 	// SumUSD is Sum's cost in dollars.
 	SumUSD float64
-	Pager Pager
+	Pager  Pager
 	// Filtered says a filter is set (the empty state differs).
 	Filtered bool
 }
