@@ -1,0 +1,82 @@
+package web_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/mullhq/mull/dlq"
+	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+)
+
+// The overview draws its four charts (uPlot canvases) from recorded LLM
+// calls, and its numbers lead to the call list and one call's prompt.
+func TestPanelBrowserOverview(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		callsFixture(t, e, 30)
+		workersFixture(t, e)
+		e.deadLetter(t, "browser-overview")
+		b := e.browser(t)
+		b.login()
+		b.open("/")
+		b.do("wait for the charts", chromedp.WaitVisible(chromedp.CSS(".ov-charts .uplot canvas")))
+		n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll('.ov-charts .chart canvas').length`))
+		if err != nil || n != 4 {
+			t.Fatalf("%d chart canvases (%v), want 4", n, err)
+		}
+		b.shot("/")
+		if got := b.text(".ov-cards .card:nth-child(2) .big"); got != "1" {
+			t.Fatalf("dead letters card says %q", got)
+		}
+		b.do("open the calls of a kind", chromedp.Click(chromedp.CSS(".ov-kinds a")), chromedp.WaitVisible(chromedp.CSS("table.llm-calls")))
+		if loc := b.location(); !strings.Contains(loc, "/llm?kind=") {
+			t.Fatalf("the kind's link went to %s", loc)
+		}
+		b.shot("/llm")
+		b.open("/llm/call_newest")
+		if !strings.Contains(b.text("main pre"), "mull-prompt: retro v1") {
+			t.Fatalf("the call's page lacks its prompt")
+		}
+	})
+}
+
+// A dead letter retried in the browser runs again and leaves the dead
+// letters; the purge page shows its dry run.
+func TestPanelBrowserDeadLetters(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		id := e.deadLetter(t, "browser-retry")
+		e.deadLetter(t, "browser-stays")
+		sid := strconv.FormatInt(id, 10)
+		b := e.browser(t)
+		b.login()
+		b.open("/dlq")
+		b.open("/dlq/" + sid)
+		b.do("retry", chromedp.Click(chromedp.CSS("form.dlq-retry button")), chromedp.WaitVisible(chromedp.CSS("main .flash")))
+		if loc := b.location(); loc != e.URL+"/dlq" {
+			t.Fatalf("after the retry the browser is at %s", loc)
+		}
+		if got := b.text("main .flash"); !strings.Contains(got, "retried job "+sid) {
+			t.Fatalf("flash %q", got)
+		}
+		b.shot("dlq-retried")
+		if row := enginetest.WaitFinal(t, e.Events, id); row.State != rivertype.JobStateCompleted {
+			t.Fatalf("retried job ended %s", row.State)
+		}
+		if _, err := dlq.Get(context.Background(), e.Client, id); !errors.Is(err, dlq.ErrNotDead) {
+			t.Fatalf("the retried job is still a dead letter: %v", err)
+		}
+		b.open("/dlq/purge?older_than=0s")
+		if !b.has("form.dlq-confirm button.danger") {
+			t.Fatal("the dry run offers no confirm button")
+		}
+	})
+}
