@@ -59,15 +59,6 @@ func workersFixture(t *testing.T, e *env) {
 	}
 }
 
-func mustContain(t *testing.T, what, body string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(body, w) {
-			t.Fatalf("%s lacks %q:\n%s", what, w, body)
-		}
-	}
-}
-
 // The overview of a new mull says what to do next; with calls, workers, a
 // paused queue and a dead letter, it shows each and links to the rows.
 func TestPanelOverview(t *testing.T) {
