@@ -324,7 +324,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	now := s.store.Now()
 	var hits []Hit
 	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
-		rows, err := s.store.MatchMemories(ctx, tx, s.libraries(q.Workspace), terms, searchCandidates)
+		rows, err := s.store.MatchMemories(ctx, tx, s.libraries(q.Workspace), terms, candidatesPerHit*limit)
 		if err != nil {
 			return err
 		}
@@ -365,11 +365,13 @@ func shown(hits []Hit, limit int) []Hit {
 	return out
 }
 
-// searchCandidates caps the memories one search reads from the store:
-// the most relevant (and, for words too short for the index, the newest),
-// enough for MaxSearch hits after the viewer and the render-time gate
-// leave some out, few enough to read in a few milliseconds.
-const searchCandidates = 4 * MaxSearch
+// candidatesPerHit is how many memories a search reads from the store for
+// each hit it returns: the most relevant (and, for words too short for
+// the index, the newest), which the seed's score then reorders. Four per
+// hit leaves room for the viewer and the render-time gate to drop some,
+// and keeps a search of a big library to a few milliseconds (reading and
+// scanning the rows is most of its cost).
+const candidatesPerHit = 4
 
 func rank(rows []store.MemoryMatch, terms []string, now time.Time) []Hit {
 	raw := make([]float64, len(rows))
