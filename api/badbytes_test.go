@@ -414,6 +414,7 @@ func TestOverlongAndSearchCaps(t *testing.T) {
 			{"a long workspace", "GET", "/v1/digest?workspace=/" + strings.Repeat("w", 4096), "", "workspace"},
 			{"33 search words", "GET", "/v1/memories/search?workspace=/w&q=" + words(33), "", "q"},
 			{"999 search words", "GET", "/v1/memories/search?workspace=/w&q=" + words(999), "", "q"},
+			{"a 65-character search word", "GET", "/v1/memories/search?workspace=/w&q=go+" + strings.Repeat("x", 65), "", "q"},
 			{"a malformed query", "GET", "/v1/digest?workspace=%zz", "", "query"},
 		}
 		for _, tt := range tests {

@@ -283,7 +283,8 @@ func (s *Service) Invalidate(ctx context.Context, id int64, reason string, super
 // Hit is one search result.
 type Hit struct {
 	memory.Memory
-	// Score is memory.Score plus one per query term the text contains.
+	// Score is memory.SearchScore: memory.Score, plus one per query term
+	// the text contains, plus the text's relevance to the query.
 	Score float64 `json:"score"`
 }
 
@@ -310,8 +311,9 @@ type Query struct {
 }
 
 // Search finds the live memories a workspace reads that contain any word
-// of the query, ranked by memory.Score plus the number of words matched,
-// best first; each hit's text passes the render-time gate (trust.Line)
+// of the query (anywhere, inside a word too, by the store's full-text
+// index), ranked by memory.SearchScore, best first: the seed's score, the
+// words matched and the text's relevance; each hit's text passes the render-time gate (trust.Line)
 // and one it hides is left out. Unless q.Peek, each hit's uses go up in the same transaction.
 func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	terms, err := memory.SearchTerms(q.Text)
@@ -322,13 +324,13 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 	now := s.store.Now()
 	var hits []Hit
 	err = s.store.InTx(ctx, func(tx *sql.Tx) error {
-		rows, err := s.store.SearchMemories(ctx, tx, s.libraries(q.Workspace), terms, 0)
+		rows, err := s.store.MatchMemories(ctx, tx, s.libraries(q.Workspace), terms, candidatesPerHit*limit)
 		if err != nil {
 			return err
 		}
 		viewer := lesson.Viewer{Workspace: q.Workspace, Session: q.Session, GlobalLibrary: s.scope.ReadsGlobal()}
-		rows = slices.DeleteFunc(rows, func(r store.Memory) bool {
-			m := FromRow(r)
+		rows = slices.DeleteFunc(rows, func(r store.MemoryMatch) bool {
+			m := FromRow(r.Memory)
 			return rules.Governed(m) && !viewer.Sees(m)
 		})
 		hits = shown(rank(rows, terms, now), limit)
@@ -363,17 +365,24 @@ func shown(hits []Hit, limit int) []Hit {
 	return out
 }
 
-func rank(rows []store.Memory, terms []string, now time.Time) []Hit {
+// candidatesPerHit is how many memories a search reads from the store for
+// each hit it returns: the most relevant (and, for words too short for
+// the index, the newest), which the seed's score then reorders. Four per
+// hit leaves room for the viewer and the render-time gate to drop some,
+// and keeps a search of a big library to a few milliseconds (reading and
+// scanning the rows is most of its cost).
+const candidatesPerHit = 4
+
+func rank(rows []store.MemoryMatch, terms []string, now time.Time) []Hit {
+	raw := make([]float64, len(rows))
+	for i, r := range rows {
+		raw[i] = r.Relevance
+	}
+	relevance := memory.NormalizeRelevance(raw)
 	hits := make([]Hit, len(rows))
 	for i, r := range rows {
-		matched := 0
-		for _, t := range terms {
-			if strings.Contains(r.TextNorm, t) {
-				matched++
-			}
-		}
-		m := FromRow(r)
-		hits[i] = Hit{Memory: m, Score: memory.Score(m, now) + float64(matched)}
+		m := FromRow(r.Memory)
+		hits[i] = Hit{Memory: m, Score: memory.SearchScore(memory.Score(m, now), memory.TermsMatched(r.TextNorm, terms), relevance[i])}
 	}
 	slices.SortStableFunc(hits, func(a, b Hit) int {
 		return cmp.Or(cmp.Compare(b.Score, a.Score), cmp.Compare(b.ID, a.ID))

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -142,35 +141,6 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 	}
 	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+order, args...)
 }
-
-// SearchMemories lists the live memories of some libraries whose normalized
-// text contains at least one of terms (already normalized), newest first, at
-// most limit (defaults to 500). Ranking is the caller's.
-func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms []string, limit int) ([]Memory, error) {
-	switch {
-	case len(terms) == 0:
-		return nil, nil
-	case len(terms) > MaxSearchTerms:
-		// The callers cap terms first (memory.SearchTerms); this keeps one
-		// that does not from building a statement SQLite refuses.
-		return nil, fmt.Errorf("search memories: %d terms; at most %d", len(terms), MaxSearchTerms)
-	}
-	where, args := memoryWhere(workspaces, true)
-	likes := make([]string, len(terms))
-	for i, t := range terms {
-		args = append(args, "%"+likeEscaper.Replace(t)+"%")
-		likes[i] = "text_norm like $" + strconv.Itoa(len(args)) + ` escape '\'`
-	}
-	where += " and (" + strings.Join(likes, " or ") + ")"
-	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+
-		` order by id desc limit `+strconv.Itoa(cmp.Or(limit, 500)), args...)
-}
-
-// MaxSearchTerms is memory.MaxSearchTerms (store does not import learn):
-// the most LIKE terms one search statement holds.
-const MaxSearchTerms = 32
-
-var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // BumpUses adds by to the uses of memories.
 func (s *Store) BumpUses(ctx context.Context, q querier, by int, ids ...int64) error {

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,6 +33,139 @@ func TestSearchMemoriesTermCap(t *testing.T) {
 		}
 		if _, err := s.SearchMemories(ctx, s.DB, []string{"/w"}, terms, 0); err == nil || !strings.Contains(err.Error(), "at most 32") {
 			t.Fatalf("%d terms: %v", len(terms), err)
+		}
+	})
+}
+
+// fillerAt is when the filler memories were recorded.
+var fillerAt = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+// insertText stores one live memory whose text is already normalized.
+func insertText(t *testing.T, s *store.Store, ws, text string) int64 {
+	t.Helper()
+	id, err := s.InsertMemory(context.Background(), s.DB, store.Memory{Workspace: ws, Kind: "fact", Text: text, TextNorm: text,
+		Importance: 5, Origin: "tool", RecordedAt: fillerAt, TTLDays: 180})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// matchIDs searches /w and the global library for q's words.
+func matchIDs(t *testing.T, s *store.Store, q string) []int64 {
+	t.Helper()
+	found, err := s.MatchMemories(context.Background(), s.DB, []string{"/w", ""}, strings.Fields(q), 200)
+	if err != nil {
+		t.Fatalf("search %q: %v", q, err)
+	}
+	ids := make([]int64, len(found))
+	for i, f := range found {
+		ids[i] = f.ID
+	}
+	return ids
+}
+
+// TestMatchMemoriesInBigWorkspace: among 10,000 memories a search finds
+// one by a word in its middle, by part of a word, by a Chinese keyword of
+// 2 characters (too short for the trigram index) and of 3, and follows an
+// edit of the text and an invalidation.
+func TestMatchMemoriesInBigWorkspace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		storetest.Memories(t, s, "/w", 0, 5000, fillerAt)
+		en := insertText(t, s, "/w", "before the release run calibrateflux on every staging node then tag it")
+		zh := insertText(t, s, "/w", "部署之前先运行数据库迁移脚本")
+		insertText(t, s, "/other", "calibrateflux 数据库迁移 in another workspace")
+		storetest.Memories(t, s, "/w", 5000, 5000, fillerAt)
+
+		for q, want := range map[string][]int64{
+			"calibrateflux":         {en},
+			"ibratefl":              {en},
+			"迁移":                    {zh},
+			"数据库":                   {zh},
+			"zzqq 迁移 calibrateflux": {en, zh},
+			"xq":                    nil,
+		} {
+			got := matchIDs(t, s, q)
+			slices.Sort(got)
+			if !slices.Equal(got, want) {
+				t.Errorf("search %q found %v; want %v", q, got, want)
+			}
+		}
+
+		// The index follows an edit of text_norm (no writer edits it
+		// today; the triggers are there for one that will).
+		if _, err := s.DB.ExecContext(ctx, `update memories set text = $1, text_norm = $1 where id = $2`, "再部署一次 quasarlight", zh); err != nil {
+			t.Fatal(err)
+		}
+		if got := matchIDs(t, s, "数据库"); len(got) != 0 {
+			t.Errorf("after the edit, the old text is still found: %v", got)
+		}
+		if got := matchIDs(t, s, "quasarlight"); !slices.Equal(got, []int64{zh}) {
+			t.Errorf("after the edit, the new text found %v; want %v", got, []int64{zh})
+		}
+		// An invalidated memory is not found.
+		if ok, err := s.InvalidateMemory(ctx, s.DB, en, fillerAt, "forgot", 0); !ok || err != nil {
+			t.Fatalf("invalidate: %v, %v", ok, err)
+		}
+		if got := matchIDs(t, s, "calibrateflux"); len(got) != 0 {
+			t.Errorf("an invalidated memory is found: %v", got)
+		}
+	})
+}
+
+// TestMatchMemoriesRelevance: at equal terms matched, the text that says
+// the term more often, in fewer words, is more relevant; a memory matched
+// only by a term too short for the index has relevance 0.
+func TestMatchMemoriesRelevance(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		storetest.Memories(t, s, "/w", 0, 50, fillerAt)
+		weak := insertText(t, s, "/w", "a long note about lunch and the weather that says deploy once among many other words of little use")
+		strong := insertText(t, s, "/w", "deploy with the deploy script")
+		short := insertText(t, s, "/w", "中文 only")
+		found, err := s.MatchMemories(context.Background(), s.DB, []string{"/w"}, []string{"deploy", "中文"}, 0)
+		if err != nil || len(found) != 3 {
+			t.Fatalf("found %+v, %v; want 3", found, err)
+		}
+		if found[0].ID != strong || found[1].ID != weak || found[2].ID != short {
+			t.Fatalf("order %d %d %d; want strong %d, weak %d, short %d", found[0].ID, found[1].ID, found[2].ID, strong, weak, short)
+		}
+		if !(found[0].Relevance > found[1].Relevance && found[1].Relevance > 0 && found[2].Relevance == 0) {
+			t.Fatalf("relevances %v %v %v", found[0].Relevance, found[1].Relevance, found[2].Relevance)
+		}
+	})
+}
+
+// TestMigrationMemorySearchBackfills: the search migration indexes the
+// memories stored before it.
+func TestMigrationMemorySearchBackfills(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		undo := []string{`drop index memories_text_trgm`}
+		if s.Dialect == store.SQLite {
+			undo = []string{`drop trigger memories_fts_insert`, `drop trigger memories_fts_delete`,
+				`drop trigger memories_fts_update`, `drop table memories_fts`}
+		}
+		for _, q := range append(undo, `delete from mull_migrations where name = 'memory_search'`) {
+			if _, err := s.DB.ExecContext(ctx, q); err != nil {
+				t.Fatalf("%s: %v", q, err)
+			}
+		}
+		storetest.Memories(t, s, "/w", 0, 100, fillerAt)
+		old := insertText(t, s, "/w", "the old memory names calibrateflux and 迁移")
+		planned, err := s.Migrate(ctx, false)
+		if err != nil || len(planned) != 1 || planned[0].Name != "memory_search" {
+			t.Fatalf("migrate = %+v, %v; want memory_search alone", planned, err)
+		}
+		for _, q := range []string{"calibrateflux", "ibratefl", "迁移"} {
+			if got := matchIDs(t, s, q); !slices.Equal(got, []int64{old}) {
+				t.Errorf("after the migration, %q found %v; want %v", q, got, []int64{old})
+			}
+		}
+		// New memories are indexed as they are stored.
+		added := insertText(t, s, "/w", "a new one names calibrateflux too")
+		if got := matchIDs(t, s, "calibrateflux"); !slices.Equal(got, []int64{added, old}) {
+			t.Errorf("after an insert, found %v; want %v", got, []int64{added, old})
 		}
 	})
 }
