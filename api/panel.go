@@ -10,10 +10,15 @@ import (
 
 // The panel (package web) is served at / for every path the API does not
 // own (panelPath; ServeHTTP picks), so the API's mux keeps answering its
-// own unknown paths with 404 and wrong methods with 405. Who may do what there is this package's admin rule: with an admin
-// token, a browser logged in at /login reads and acts, and one without the
-// cookie is sent to log in; with no token, a browser on loopback reads and
-// acts (as the admin API answers loopback), anywhere else nothing.
+// own unknown paths with 404 and wrong methods with 405.
+//
+// Who may do what there: changing anything takes the admin cookie (a
+// browser logged in at /login with MULL_ADMIN_TOKEN), always. Reading
+// takes the cookie too when a token is set (a browser without it is sent
+// to log in); with no token, a browser on loopback reads, read-only, as
+// the admin API answers loopback, and anything else gets nothing. So a
+// panel on a machine with no token shows everything and changes nothing:
+// a person who wants its forms sets a token, as the page says.
 func (s *Server) mountPanel() error {
 	p, err := web.New(web.Deps{
 		Store: s.deps.Store, Client: s.deps.Client, Registry: s.deps.Registry, Budget: s.deps.Budget,
@@ -32,10 +37,10 @@ func (s *Server) mountPanel() error {
 func (s *Server) panelAccess(r *http.Request) web.Access {
 	switch {
 	case s.deps.AdminToken == "" && isLoopback(r.RemoteAddr):
-		return web.Access{Read: true, Act: true}
+		return web.Access{Read: true, Why: "no admin token is set; to change things here, start mull with MULL_ADMIN_TOKEN and log in at /login"}
 	case s.deps.AdminToken == "":
 		return web.Access{Why: "no admin token is configured, so the panel answers only on loopback; set MULL_ADMIN_TOKEN"}
-	case s.isAdmin(r):
+	case s.loggedIn(r):
 		return web.Access{Read: true, Act: true}
 	}
 	return web.Access{Why: "log in with the admin token (MULL_ADMIN_TOKEN)"}

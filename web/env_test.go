@@ -63,7 +63,7 @@ type env struct {
 
 // envOpts adjust an env before it is built.
 type envOpts struct {
-	// NoToken runs without an admin token (loopback is admin).
+	// NoToken runs without an admin token (loopback reads, read-only).
 	NoToken bool
 	// Edit changes the config.
 	Edit func(*config.Config)

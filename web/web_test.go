@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -17,7 +18,7 @@ import (
 
 // A browser without the admin cookie is sent to /login and comes back to
 // the page it asked for; logged in, it reads and may act (the layout says
-// admin and offers log out). With no admin token, loopback is admin.
+// admin and offers log out). With no admin token, loopback reads only.
 func TestPanelLogin(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
@@ -41,9 +42,17 @@ func TestPanelLogin(t *testing.T) {
 			t.Fatalf("a redirect needs no CSP, got %q", h)
 		}
 
+		// With no token, loopback reads, read-only: no forms, and a post
+		// is refused.
 		open := newEnv(t, s, envOpts{NoToken: true})
-		if code, body := open.get(open.httpClient(false), "/"); code != http.StatusOK || !strings.Contains(body, ">admin<") {
+		oc := open.httpClient(false)
+		code, body = open.get(oc, "/")
+		if code != http.StatusOK || !strings.Contains(body, ">read-only<") || strings.Contains(body, ">admin<") {
 			t.Fatalf("no token, loopback: %d\n%s", code, body)
+		}
+		res = open.postForm(oc, "/dlq/retry", url.Values{"kind": {"llm_probe"}})
+		if res.StatusCode != http.StatusForbidden {
+			t.Fatalf("no token, loopback post: %d, want 403", res.StatusCode)
 		}
 	})
 }
