@@ -73,6 +73,10 @@ func (e *env) learntSession(t *testing.T) learnt {
 	}
 	ev(events.SessionStart, events.SessionStartPayload{Title: "Fix the invoice discount"})
 	ev(events.UserMessage, events.MessagePayload{Text: learntGoal, Source: "user", Turn: 1})
+	// The agent read its digest: the task's environment holds the lesson.
+	if _, err := e.Mem.DigestFor(ctx, l.Workspace, l.Session); err != nil {
+		t.Fatal(err)
+	}
 	opened, err := e.Tasks.Open(ctx, tasks.OpenRequest{SessionID: l.Session, Workspace: l.Workspace, Goal: learntGoal,
 		ExpectedResult: "go test ./... passes"})
 	if err != nil {
