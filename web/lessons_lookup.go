@@ -69,7 +69,7 @@ func (p *Panel) lessonPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v.Items = itemListRows(items)
-	return p.page(w, r, "lesson", "lessons", lesson.LessonRef(id), v)
+	return p.page(w, r, "lesson", "lessons", "Lesson "+lesson.LessonRef(id), v)
 }
 
 // askerOf is who may look m up: its named or source session, its

@@ -2,7 +2,10 @@ package web
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"slices"
 
 	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/store"
@@ -90,11 +93,14 @@ type retroRow struct {
 	store.RetroRun
 	// Kind is its job's kind (retro_session or retro_error) as its LLM
 	// call recorded it; "" when no call is kept.
-	Kind       string
-	Counts     retrosession.Counts
-	CountsErr  string
-	Added      []store.Memory
-	Superseded []store.Memory
+	Kind      string
+	Counts    retrosession.Counts
+	CountsErr string
+	// Also says what else it did (handoff, playbooks, proposal…), and
+	// Flags what asks for a look (quarantined, truncated).
+	Also, Flags []string
+	Added       []store.Memory
+	Superseded  []store.Memory
 }
 
 // retroMemoriesShown bounds the memories listed per retro.
@@ -112,6 +118,7 @@ func (p *Panel) retroRows(r *http.Request, sessionID string) ([]retroRow, error)
 		if err := json.Unmarshal([]byte(run.Counts), &row.Counts); err != nil {
 			row.CountsErr = "its counts are not readable: " + err.Error()
 		}
+		row.Also, row.Flags = retroNotes(row.Counts)
 		mems, err := st.MemoriesOfJobs(r.Context(), []int64{run.JobID}, retroMemoriesShown)
 		if err != nil {
 			return nil, err
@@ -126,4 +133,27 @@ func (p *Panel) retroRows(r *http.Request, sessionID string) ([]retroRow, error)
 		out[i] = row
 	}
 	return out, nil
+}
+
+// retroNotes says what a retro did besides its memories, and what of it
+// asks for a look.
+func retroNotes(c retrosession.Counts) (also, flags []string) {
+	add := func(to *[]string, ok bool, format string, args ...any) {
+		if ok {
+			*to = append(*to, fmt.Sprintf(format, args...))
+		}
+	}
+	add(&also, c.Handoff, "left a handoff")
+	add(&also, c.HandoffStale, "handoff not stored (a newer session's stands)")
+	add(&also, c.Playbooks > 0, "%d playbooks", c.Playbooks)
+	add(&also, c.Proposal, "a proposal")
+	add(&also, c.ProposalRefused, "proposal dropped (the user rejected it before)")
+	add(&also, c.Promoted > 0, "%d promoted to the global library", c.Promoted)
+	add(&also, c.Redacted > 0, "%d credentials redacted", c.Redacted)
+	add(&flags, c.Quarantined > 0, "%d quarantined by the trust gate", c.Quarantined)
+	add(&flags, c.Truncated, "the answer was truncated: only its additive sections applied")
+	for _, why := range slices.Sorted(maps.Keys(c.DroppedIDs)) {
+		add(&flags, true, "%d ids dropped (%s)", c.DroppedIDs[why], why)
+	}
+	return also, flags
 }

@@ -76,6 +76,9 @@ func (p *Panel) sessionPage(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	title := "Session " + trunc(48, sess.ID)
+	if sess.Title != "" {
+		title = trunc(80, sess.Title)
+	}
 	return p.page(w, r, "session", "sessions", title, v)
 }
 
@@ -172,7 +175,7 @@ func (p *Panel) learnt(r *http.Request, v *sessionView) error {
 	}
 	if er, ok, err := st.GetErrorRetro(ctx, st.DB, v.S.ID); err != nil {
 		return err
-	} else if ok {
+	} else if ok && er.Count > 0 {
 		v.ErrorRetro = &er
 	}
 	calls, err := st.LLMCallsOfJobs(ctx, jobs, 200)
