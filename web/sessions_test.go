@@ -1,12 +1,15 @@
 package web_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -95,6 +98,56 @@ func TestPanelSessionsWithData(t *testing.T) {
 		}
 		if code, body := e.get(c, "/sessions/"+l.Session+"?from=x"); code != http.StatusBadRequest || !strings.Contains(body, "from=") {
 			t.Fatalf("bad from: %d\n%s", code, body)
+		}
+	})
+}
+
+// Long lists are paged: a session's timeline 100 events a page, the
+// sessions 50 a page; a page past the end says so; a visitor not logged
+// in is sent to log in.
+func TestPanelSessionsPaged(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		start := time.Now().Add(-time.Hour)
+		var evs []events.Event
+		for i := range 130 {
+			evs = append(evs, events.Event{ID: fmt.Sprintf("long-%d", i), Type: events.UserMessage, SessionID: "session-long",
+				Workspace: "/w/long", Time: start.Add(time.Duration(i) * time.Second), Payload: json.RawMessage(fmt.Sprintf(`{"text":"message %d"}`, i))})
+		}
+		for i := range 55 {
+			evs = append(evs, events.Event{ID: fmt.Sprintf("short-%d", i), Type: events.SessionStart, SessionID: fmt.Sprintf("session-short-%02d", i),
+				Workspace: "/w/short", Time: start.Add(time.Duration(i) * time.Second)})
+		}
+		e.ingestEvents(t, evs...)
+		c := e.httpClient(true)
+
+		code, body := e.get(c, "/sessions/session-long")
+		if code != http.StatusOK || strings.Count(body, `<tr id="event-`) != 100 || !strings.Contains(body, "130 events match") ||
+			!strings.Contains(body, `href="/sessions/session-long?page=2" rel="next"`) || !strings.Contains(body, "message 99<") {
+			t.Fatalf("page 1: %d\n%s", code, body)
+		}
+		code, body = e.get(c, "/sessions/session-long?page=2")
+		if code != http.StatusOK || strings.Count(body, `<tr id="event-`) != 30 || !strings.Contains(body, `rel="prev"`) || strings.Contains(body, `rel="next"`) {
+			t.Fatalf("page 2: %d\n%s", code, body)
+		}
+		code, body = e.get(c, "/sessions?workspace=/w/short")
+		if code != http.StatusOK || strings.Count(body, `<td><a href="/sessions/session-short-`) != 50 || !strings.Contains(body, `rel="next"`) {
+			t.Fatalf("sessions page 1: %d\n%s", code, body)
+		}
+		code, body = e.get(c, "/sessions?workspace=/w/short&page=2")
+		if code != http.StatusOK || strings.Count(body, `<td><a href="/sessions/session-short-`) != 5 || !strings.Contains(body, "session-short-00") {
+			t.Fatalf("sessions page 2: %d\n%s", code, body)
+		}
+		if code, body := e.get(c, "/sessions?page=9"); code != http.StatusOK || !strings.Contains(body, "No sessions match") {
+			t.Fatalf("past the end: %d\n%s", code, body)
+		}
+		res, err := e.httpClient(false).Get(e.URL + "/sessions/session-long")
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusSeeOther && res.StatusCode != http.StatusUnauthorized {
+			t.Fatalf("anonymous: %d", res.StatusCode)
 		}
 	})
 }
