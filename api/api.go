@@ -81,6 +81,8 @@ type Server struct {
 	workersOff atomic.Bool
 	// xorigin refuses cross-origin browser requests (see guard).
 	xorigin *http.CrossOriginProtection
+	// panel serves every path the API does not own (panel.go).
+	panel http.Handler
 }
 
 // New builds the server and mounts River UI. riverui's background work
@@ -151,9 +153,14 @@ func (s *Server) SetWorking(on bool) { s.working.Store(on) }
 // ServeHTTP refuses what a web page could send (guard) and bytes no store
 // keeps (inputOK) before routing.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if s.guard(w, r) && s.inputOK(w, r) {
-		s.mux.ServeHTTP(w, r)
+	if !s.guard(w, r) || !s.inputOK(w, r) {
+		return
 	}
+	if s.panel != nil && panelPath(r.URL.Path) {
+		s.panel.ServeHTTP(w, r)
+		return
+	}
+	s.mux.ServeHTTP(w, r)
 }
 
 // admin guards a handler with the admin token, as a bearer token or a

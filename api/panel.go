@@ -9,7 +9,8 @@ import (
 )
 
 // The panel (package web) is served at / for every path the API does not
-// own. Who may do what there is this package's admin rule: with an admin
+// own (panelPath; ServeHTTP picks), so the API's mux keeps answering its
+// own unknown paths with 404 and wrong methods with 405. Who may do what there is this package's admin rule: with an admin
 // token, a browser logged in at /login reads and acts, and one without the
 // cookie is sent to log in; with no token, a browser on loopback reads and
 // acts (as the admin API answers loopback), anywhere else nothing.
@@ -24,7 +25,7 @@ func (s *Server) mountPanel() error {
 	if err != nil {
 		return err
 	}
-	s.mux.Handle("/", p)
+	s.panel = p
 	return nil
 }
 

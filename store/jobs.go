@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"time"
 )
 
 // JobCount is how many River jobs of one kind, queue and state exist.
@@ -63,4 +65,29 @@ func (s *Store) DeadLetterCounts(ctx context.Context) (map[string]int64, error) 
 		out[kind] = n
 	}
 	return out, rows.Err()
+}
+
+// riverTimeFormat is how River's SQLite driver writes a time: River
+// compares these strings with SQLite's own clock, so no other format will do.
+const riverTimeFormat = "2006-01-02 15:04:05.000"
+
+// CompleteJobTx completes a running River job in tx, as
+// river.JobCompleteTx does for a job that recorded no metadata: state
+// completed, finalized now. It is one short statement. River's own is long
+// enough that Postgres plans it afresh on every call and SQLite parses it
+// each time, and a workflow step completes its job in every success; the
+// metadata a worker records is still merged by River's completer after
+// Work returns. A job that is not running (completed, cancelled, deleted)
+// is left as it is.
+func (s *Store) CompleteJobTx(ctx context.Context, tx *sql.Tx, id int64) error {
+	var now any = s.Now()
+	if s.Dialect == SQLite {
+		now = s.Now().Round(time.Millisecond).Format(riverTimeFormat)
+	}
+	_, err := tx.ExecContext(ctx, `update river_job set state = 'completed', finalized_at = $2
+		where id = $1 and state = 'running'`, id, now)
+	if err != nil {
+		return fmt.Errorf("complete job %d: %w", id, err)
+	}
+	return nil
 }

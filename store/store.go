@@ -63,10 +63,11 @@ func openSQLite(path string) (*Store, error) {
 	}
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
 		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
-	db, err := sql.Open("sqlite", dsn)
+	connector, err := newStmtCacheConnector(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	db := sql.OpenDB(connector)
 	// One connection: SQLite has one writer, and River's producer, elector
 	// and notifier get SQLITE_BUSY otherwise. Inside a transaction, touch the
 	// database only through that transaction.

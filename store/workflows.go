@@ -210,8 +210,13 @@ func (s *Store) TryStartWorkflowStep(ctx context.Context, q querier, runID, name
 	outputs := `(select json_group_object(d.name, json(d.output)) from workflow_steps d
 		where d.run_id = $1 and d.output is not null and d.name in (select value from json_each(workflow_steps.deps)))`
 	if s.Dialect == Postgres {
-		outputs = `(select json_object_agg(d.name, d.output::json)::text from workflow_steps d
-			where d.run_id = $1 and d.output is not null and d.name in (select jsonb_array_elements_text(workflow_steps.deps::jsonb)))`
+		// One lookup by key per dependency: Postgres otherwise reads
+		// every step of the run, making a start cost O(width). The limit
+		// keeps the lateral from being flattened into that join.
+		outputs = `(select json_object_agg(e.name, o.output::json)::text
+			from jsonb_array_elements_text(workflow_steps.deps::jsonb) as e(name),
+			lateral (select d.output from workflow_steps d where d.run_id = $1 and d.name = e.name limit 1) as o
+			where o.output is not null)`
 	}
 	var st StepStart
 	var deps, input string

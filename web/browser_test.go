@@ -151,4 +151,3 @@ func jsString(s string) string {
 	r := strings.NewReplacer(`\`, `\\`, `'`, `\'`, "\n", `\n`, "\r", `\r`, "\u2028", `\u2028`, "\u2029", `\u2029`)
 	return "'" + r.Replace(s) + "'"
 }
-

@@ -10,10 +10,10 @@ import (
 	"github.com/mullhq/mull/store"
 )
 
-// eventRow is one event of a session's timeline: a one-line summary of its
+// timelineRow is one event of a session's timeline: a one-line summary of its
 // payload, the payload itself for a closer look, and whether it is a
 // failure (a failed tool call, an error, a turn that ended in one).
-type eventRow struct {
+type timelineRow struct {
 	store.Event
 	Summary string
 	Payload string
@@ -26,8 +26,8 @@ type eventRow struct {
 // maxPayloadShown bounds the payload a timeline row shows.
 const maxPayloadShown = 4000
 
-func newEventRow(e store.Event) eventRow {
-	r := eventRow{Event: e}
+func newTimelineRow(e store.Event) timelineRow {
+	r := timelineRow{Event: e}
 	var pretty bytes.Buffer
 	if json.Indent(&pretty, e.Payload, "", "  ") == nil {
 		r.Payload = trunc(maxPayloadShown, pretty.String())

@@ -26,7 +26,7 @@ type sessionView struct {
 	AgentCostUSD float64
 	Import       *store.SessionImport
 	// The timeline: a page of the events that match the filter.
-	Events     []eventRow
+	Events     []timelineRow
 	EventTotal int64
 	Pager      Pager
 	Only, Type string
@@ -127,7 +127,7 @@ func (p *Panel) timeline(r *http.Request, v *sessionView) error {
 	}
 	v.EventTotal = total
 	for _, e := range evs[:v.Pager.Trim(len(evs))] {
-		v.Events = append(v.Events, newEventRow(e))
+		v.Events = append(v.Events, newTimelineRow(e))
 	}
 	return nil
 }

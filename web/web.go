@@ -199,7 +199,7 @@ func (p *Panel) toLogin(w http.ResponseWriter, r *http.Request) {
 }
 
 func (p *Panel) notFound(w http.ResponseWriter, r *http.Request) {
-	if strings.HasPrefix(r.URL.Path, "/v1/") || !strings.Contains(r.Header.Get("Accept"), "text/html") {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
 		w.Header().Set("Content-Type", "application/json")
 		w.WriteHeader(http.StatusNotFound)
 		_, _ = w.Write([]byte(`{"error": "no route for ` + jsonSafe(r.Method+" "+r.URL.Path) + `"}` + "\n"))

@@ -24,7 +24,12 @@ const bookkeepingTimeout = 30 * time.Second
 type attempt struct {
 	runID, step string
 	job         *rivertype.JobRow
-	complete    func(ctx context.Context, tx *sql.Tx) error
+}
+
+// complete completes the attempt's job in tx, with the results it commits
+// with (store.CompleteJobTx says why not river.JobCompleteTx).
+func (r *Runner) complete(ctx context.Context, tx *sql.Tx, a attempt) error {
+	return r.store.CompleteJobTx(ctx, tx, a.job.ID)
 }
 
 // snapshot is what a step reads, taken when its attempt begins.
@@ -85,7 +90,7 @@ func (r *Runner) beginTx(ctx context.Context, tx *sql.Tx, a attempt) (*snapshot,
 	}
 	switch decideStart(run.Status, st, a.job.ID) {
 	case startComplete:
-		return nil, nil, a.complete(ctx, tx)
+		return nil, nil, r.complete(ctx, tx, a)
 	case startStale:
 		return nil, river.JobCancel(fmt.Errorf("step %q of %s is worked by job %d now", a.step, a.runID, st.JobID)), nil
 	case startCancel:
@@ -154,7 +159,7 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 			return err
 		}
 		if !ok {
-			return a.complete(ctx, tx)
+			return r.complete(ctx, tx, a)
 		}
 		if res.Apply != nil {
 			if err := res.Apply(ctx, tx); err != nil {
@@ -166,7 +171,7 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 		if err := r.advance(ctx, tx, client, a.runID, status, a.step); err != nil {
 			return err
 		}
-		if err := a.complete(ctx, tx); err != nil {
+		if err := r.complete(ctx, tx, a); err != nil {
 			return err
 		}
 		if r.beforeCommit != nil {

@@ -8,7 +8,6 @@ import (
 	"slices"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/engine"
@@ -106,7 +105,7 @@ type stepWorker[T river.JobArgs] struct {
 
 // Work begins the attempt, runs the step and records how it ended.
 func (w *stepWorker[T]) Work(ctx context.Context, job *river.Job[stepArgs[T]]) error {
-	a := attempt{runID: job.Args.RunID, step: job.Args.Step, job: job.JobRow, complete: completer(job)}
+	a := attempt{runID: job.Args.RunID, step: job.Args.Step, job: job.JobRow}
 	snap, err := w.r.begin(ctx, a)
 	if snap == nil {
 		return err
@@ -114,13 +113,4 @@ func (w *stepWorker[T]) Work(ctx context.Context, job *river.Job[stepArgs[T]]) e
 	step := &Step[T]{Args: job.Args.Args, RunID: a.runID, Name: a.step, Attempt: job.Attempt, Job: job.JobRow, snap: *snap}
 	res, err := w.r.call(ctx, a, func() (Result, error) { return w.fn(ctx, step) })
 	return w.r.end(ctx, a, snap.replay, res, err)
-}
-
-// completer completes a job inside a transaction; it is the only part of
-// the bookkeeping that needs the job's Go type.
-func completer[T river.JobArgs](job *river.Job[T]) func(context.Context, *sql.Tx) error {
-	return func(ctx context.Context, tx *sql.Tx) error {
-		_, err := river.JobCompleteTx[riverdriver.Driver[*sql.Tx]](ctx, tx, job)
-		return err
-	}
 }

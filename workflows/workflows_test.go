@@ -298,6 +298,7 @@ func TestFanOutFanIn(t *testing.T) {
 		}
 		wantAttempts := map[string]int{"a": 2, "d": 2}
 		jobIDs := map[int64]bool{}
+		finished := map[int64]time.Time{} // by job: when its step finished
 		for _, st := range run.Steps {
 			if st.Status != store.WorkflowStepSucceeded || st.JobID == 0 || st.StartedAt == nil || st.FinishedAt == nil {
 				t.Errorf("step %s = %+v", st.Name, st)
@@ -311,6 +312,7 @@ func TestFanOutFanIn(t *testing.T) {
 				}
 			}
 			jobIDs[st.JobID] = true
+			finished[st.JobID] = *st.FinishedAt
 		}
 		// Exactly one job per step, every one completed: none lost, none doubled.
 		stepJobs := e.jobs(t, "test_calc")
@@ -320,6 +322,11 @@ func TestFanOutFanIn(t *testing.T) {
 		for _, j := range stepJobs {
 			if !jobIDs[j.ID] || j.State != rivertype.JobStateCompleted || !slices.Contains(j.Tags, id) {
 				t.Errorf("job %d: state %s, tags %v, owned by a step: %v", j.ID, j.State, j.Tags, jobIDs[j.ID])
+			}
+			// The step's transaction completes its job itself
+			// (store.CompleteJobTx): River must read its time back.
+			if j.FinalizedAt == nil || j.FinalizedAt.Sub(finished[j.ID]).Abs() > time.Minute {
+				t.Errorf("job %d finalized at %v, its step finished at %s", j.ID, j.FinalizedAt, finished[j.ID])
 			}
 		}
 		if markers := e.jobs(t, "test_marker"); len(markers) != 1 {
