@@ -37,7 +37,7 @@ type sessionView struct {
 	MoreTasks  bool
 	Retros     []retroRow
 	ErrorRetro *store.ErrorRetro
-	Calls      []callRow
+	Calls      []sessionCallRow
 	CallsCost  float64
 }
 
@@ -132,19 +132,19 @@ func (p *Panel) timeline(r *http.Request, v *sessionView) error {
 	return nil
 }
 
-// callRow is an LLM call as a session page lists it.
-type callRow struct {
+// sessionCallRow is an LLM call as a session page lists it.
+type sessionCallRow struct {
 	store.LLMCall
 	CostUSD  float64
 	Duration string
 }
 
-func newCallRow(c store.LLMCall) callRow {
+func newSessionCallRow(c store.LLMCall) sessionCallRow {
 	d := "—"
 	if c.Outcome != store.LLMCallRunning && c.Outcome != store.LLMCallLost {
 		d = (time.Duration(c.LatencyMS) * time.Millisecond).String()
 	}
-	return callRow{LLMCall: c, CostUSD: float64(c.CostNanoUSD) / 1e9, Duration: d}
+	return sessionCallRow{LLMCall: c, CostUSD: float64(c.CostNanoUSD) / 1e9, Duration: d}
 }
 
 // learnt fills what mull's learning did with the session: its tasks and
@@ -183,7 +183,7 @@ func (p *Panel) learnt(r *http.Request, v *sessionView) error {
 		return err
 	}
 	for _, c := range calls {
-		row := newCallRow(c)
+		row := newSessionCallRow(c)
 		v.Calls = append(v.Calls, row)
 		v.CallsCost += row.CostUSD
 	}
