@@ -175,12 +175,15 @@ func editDistance(a, b string) int {
 // alone. A name ending in "*" is a family.
 var OtherEnv = []string{
 	"MULL_CONFIG",     // the config file (--config)
-	"MULL_TEST_*",     // tests: MULL_TEST_DATABASE_URL, MULL_TEST_LOG, MULL_TEST_CHROMIUM, MULL_TEST_AS_MULL
+	"MULL_TEST_*",     // tests: MULL_TEST_DATABASE_URL, MULL_TEST_LOG, MULL_TEST_CHROMIUM, MULL_TEST_AS_MULL, MULL_TEST_SCREENSHOTS_DIR
 	"MULL_PG_BIN",     // scripts/pg-up: PostgreSQL server binaries
 	"MULL_E2E_*",      // integrations/dsh/e2e.sh: MULL_E2E_DSH, _DSH_DIR, _NODE22, _KEEP
 	"MULL_FAKE_MODE",  // the DSH plugin's fake mull (testkit/fake-mull.mjs)
 	"MULL_FAKE_TOKEN", // the same
 	"MULL_MUTANTS_*",  // scripts/mutants
+	// A DSH benchmark cell's capability, which mull gives the cell's DSH
+	// and the bridge plugin reads in its benchmark mode.
+	"MULL_BENCH_CAPABILITY",
 }
 
 // EnvNames lists every MULL_* variable mull reads as configuration.

@@ -40,7 +40,7 @@ type browser struct {
 	t   *testing.T
 	e   *env
 	ctx context.Context
-	// shots is where screenshots go: $MULL_SCREENSHOTS_DIR/<test name>
+	// shots is where screenshots go: $MULL_TEST_SCREENSHOTS_DIR/<test name>
 	// when set (scripts/screenshots), else the test's temp dir.
 	shots string
 }
@@ -63,7 +63,7 @@ func (e *env) browser(t *testing.T) *browser {
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
 	shots := filepath.Join(t.TempDir(), "screenshots")
-	if dir := os.Getenv("MULL_SCREENSHOTS_DIR"); dir != "" {
+	if dir := os.Getenv("MULL_TEST_SCREENSHOTS_DIR"); dir != "" {
 		shots = filepath.Join(dir, safeName(t.Name()))
 	}
 	if err := os.MkdirAll(shots, 0o755); err != nil {
