@@ -89,7 +89,8 @@ func (s *Server) timeParam(v string) (time.Time, error) {
 }
 
 // llmCallShow serves GET /v1/admin/llm/calls/{id}: one call record with the
-// request messages it kept (llm.keep_prompts; credentials redacted), as
+// request messages and the model's answer it kept (llm.keep_prompts;
+// credentials redacted; response null when none was kept), as
 // `mull llm calls show ID`. 404 for an unknown id.
 func (s *Server) llmCallShow(w http.ResponseWriter, r *http.Request) {
 	c, err := s.deps.Store.GetLLMCall(r.Context(), r.PathValue("id"))

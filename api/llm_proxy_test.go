@@ -313,3 +313,37 @@ func TestLLMProxyRelaysBadBytes(t *testing.T) {
 		}
 	})
 }
+
+// A relayed call's record keeps DeepSeek's answer as a job's call does
+// (llm.keep_prompts, credentials redacted): a stream's content and
+// reasoning deltas joined, or a whole answer's message; the admin API's
+// call detail shows it.
+func TestLLMProxyKeepsTheAnswer(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		capTok := p.capability("")
+		tok := "ghp_RELAYEDQQQQQQQQQQQQQQQQQQQQQQQ"
+		if err := p.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{{Kind: "bench_cell", Response: &fakeds.Response{
+			Content: "Built it; the token " + tok + " was in the env.", ReasoningContent: "first run go build, then read the output"}}}}); err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{chat, strings.Replace(chat, `"stream":true`, `"stream":false`, 1)} {
+			expect(t, p.post(body, bearer(capTok)), http.StatusOK, nil)
+		}
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		if err != nil || len(calls) != 2 {
+			t.Fatalf("calls %+v %v", calls, err)
+		}
+		for _, c := range calls {
+			var d store.LLMCallDetail
+			expect(t, serve(p.srv, "GET", "/v1/admin/llm/calls/"+c.ID, "", bearer(adminTok)), http.StatusOK, &d)
+			if d.Response == nil || d.Response.Content != "Built it; the token [redacted:ghp] was in the env." ||
+				d.Response.Reasoning != "first run go build, then read the output" || len(d.Messages) != 2 {
+				t.Errorf("call %s: response %+v, %d messages; want the answer kept, redacted", c.ID, d.Response, len(d.Messages))
+			}
+		}
+		if strings.Contains(storetest.Dump(t, s), "RELAYED") {
+			t.Error("a raw secret of the answer is stored")
+		}
+	})
+}

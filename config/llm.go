@@ -45,8 +45,9 @@ type LLM struct {
 	// Env: MULL_LLM_MAX_SNOOZES.
 	MaxSnoozes int `toml:"max_snoozes"`
 	// KeepPrompts is how long a call's record keeps the request's messages
-	// (credentials redacted by the trust gate) for `mull llm calls show`,
-	// so an operator can see what a retro read: a duration such as "7d" or
+	// and the model's answer (credentials redacted by the trust gate) for
+	// `mull llm calls show`, so an operator can see what a retro read and
+	// wrote: a duration such as "7d" or
 	// "36h"; "0" keeps none. The budget sweep prunes older ones. Defaults
 	// to "7d". Env: MULL_LLM_KEEP_PROMPTS.
 	KeepPrompts string `toml:"keep_prompts"`

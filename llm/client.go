@@ -167,6 +167,7 @@ func (c *Client) Complete(ctx context.Context, call Call) (Result, error) {
 	rec.CacheHitTokens, rec.CacheMissTokens = usage.CacheHitTokens, usage.CacheMissTokens
 	rec.CostNanoUSD = c.pricing.Cost(m.Model, start, usage)
 	rec.Outcome = "ok"
+	rec.Response = c.keptResponse(res.Content, res.Reasoning)
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)
@@ -203,6 +204,19 @@ func (c *Client) keptMessages(msgs []Message) []store.LLMMessage {
 		out[i] = store.LLMMessage{Role: m.Role, Content: text}
 	}
 	return out
+}
+
+// keptResponse is what a call's record keeps of the model's answer: as
+// keptMessages keeps the prompt, nothing when llm.keep_prompts is 0, else
+// the content and reasoning through the trust gate's redaction; nil when
+// no answer came.
+func (c *Client) keptResponse(content, reasoning string) *store.LLMResponse {
+	if c.cfg.KeepPromptsFor() <= 0 || (content == "" && reasoning == "") {
+		return nil
+	}
+	content, _ = trust.Redact(content)
+	reasoning, _ = trust.Redact(reasoning)
+	return &store.LLMResponse{Content: content, Reasoning: reasoning}
 }
 
 // start records the call as running once its budget is reserved, just

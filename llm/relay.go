@@ -80,6 +80,7 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 	}
 	c.start(ctx, &rec)
 	r := &relay{c: c, resv: resv, rec: rec, stream: req.stream}
+	r.scan.keep = c.cfg.KeepPromptsFor() > 0
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout.D())
 	r.cancel = cancel
 	resp, err := c.send(rctx, call, req.body)
@@ -231,11 +232,13 @@ func (r *relay) Read(p []byte) (int, error) {
 
 // Close settles the budget to the usage read (releases it when none came)
 // and finishes the record: ok when the answer was read through and had
-// its usage, else a retryable "incomplete".
+// its usage, else a retryable "incomplete". The record keeps the answer's
+// text as far as it was read (llm.keep_prompts, redacted).
 func (r *relay) Close() error {
 	err := r.upstream.Close()
 	r.once.Do(func() {
 		u, spent := r.scan.usage(r.stream)
+		r.rec.Response = r.c.keptResponse(r.scan.answer(r.stream))
 		var fail *Error
 		if !r.ended || !spent {
 			fail = newErr(Retryable, "incomplete", errors.New("the relayed answer ended before its usage arrived (the client left, or the stream was cut)"))
@@ -273,12 +276,17 @@ const maxSSELine = 1 << 20
 
 // usageScan finds the usage in an answer: the last SSE data line that
 // has one (DeepSeek sends it in the final chunk with include_usage), or
-// the body of a non-streamed answer.
+// the body of a non-streamed answer. With keep, it also gathers the
+// answer's text from the stream's deltas (content and reasoning_content),
+// for the record.
 type usageScan struct {
 	line  []byte
 	over  bool
 	whole []byte
 	last  []byte
+
+	keep               bool
+	content, reasoning strings.Builder
 }
 
 func (s *usageScan) write(p []byte, stream bool) {
@@ -315,7 +323,44 @@ func (s *usageScan) end() {
 			s.last = append(s.last[:0], data...)
 		}
 	}
+	if s.keep && !s.over && ok && bytes.Contains(data, []byte(`"delta"`)) {
+		var chunk struct {
+			Choices []struct {
+				Delta replyText `json:"delta"`
+			} `json:"choices"`
+		}
+		if json.Unmarshal(data, &chunk) == nil && len(chunk.Choices) > 0 &&
+			s.content.Len()+s.reasoning.Len() < maxResponseBody {
+			s.content.WriteString(chunk.Choices[0].Delta.Content)
+			s.reasoning.WriteString(chunk.Choices[0].Delta.ReasoningContent)
+		}
+	}
 	s.line, s.over = s.line[:0], false
+}
+
+// replyText is the text of an answer's message, or of a stream chunk's
+// delta.
+type replyText struct {
+	Content          string `json:"content"`
+	ReasoningContent string `json:"reasoning_content"`
+}
+
+// answer is the answer's text (content, reasoning) as far as it was read:
+// the streamed deltas joined, or a whole answer's first message. Call it
+// after usage, which ends a last line without its newline.
+func (s *usageScan) answer(stream bool) (string, string) {
+	if stream {
+		return s.content.String(), s.reasoning.String()
+	}
+	var body struct {
+		Choices []struct {
+			Message replyText `json:"message"`
+		} `json:"choices"`
+	}
+	if !s.keep || json.Unmarshal(s.whole, &body) != nil || len(body.Choices) == 0 {
+		return "", ""
+	}
+	return body.Choices[0].Message.Content, body.Choices[0].Message.ReasoningContent
 }
 
 func (s *usageScan) usage(stream bool) (Usage, bool) {

@@ -36,6 +36,17 @@ type LLMCall struct {
 	// credentials redacted. Only GetLLMCall reads them back; nil when they
 	// were not kept or have been pruned.
 	Messages []LLMMessage `json:"messages,omitempty"`
+	// Response is the model's answer, kept as Messages are (llm.keep_prompts,
+	// credentials redacted, pruned with them). Only GetLLMCall reads it
+	// back; nil when it was not kept, has been pruned, or none came.
+	Response *LLMResponse `json:"response,omitempty"`
+}
+
+// LLMResponse is the model's answer of a call record: the assistant
+// message's content and, when thinking was on, its reasoning_content.
+type LLMResponse struct {
+	Content   string `json:"content"`
+	Reasoning string `json:"reasoning_content,omitempty"`
 }
 
 // LLMMessage is one request message of a call record.
@@ -50,6 +61,8 @@ type LLMMessage struct {
 type LLMCallDetail struct {
 	LLMCall
 	Messages []LLMMessage `json:"messages"`
+	// Response is null when no answer was kept.
+	Response *LLMResponse `json:"response"`
 }
 
 // Detail is the call as shown alone.
@@ -58,7 +71,7 @@ func (c LLMCall) Detail() LLMCallDetail {
 	if m == nil {
 		m = []LLMMessage{}
 	}
-	return LLMCallDetail{LLMCall: c, Messages: m}
+	return LLMCallDetail{LLMCall: c, Messages: m, Response: c.Response}
 }
 
 // messagesText is how a call's messages are stored: JSON, or "" for none.
@@ -67,6 +80,15 @@ func messagesText(m []LLMMessage) string {
 		return ""
 	}
 	b, _ := json.Marshal(m) // strings only
+	return string(b)
+}
+
+// responseText is how a call's answer is stored: JSON, or "" for none.
+func responseText(r *LLMResponse) string {
+	if r == nil || (r.Content == "" && r.Reasoning == "") {
+		return ""
+	}
+	b, _ := json.Marshal(r) // strings only
 	return string(b)
 }
 
@@ -113,14 +135,14 @@ func (s *Store) FinishLLMCall(ctx context.Context, c LLMCall) error {
 		c.CreatedAt = s.Now()
 	}
 	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
-		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages, response)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		on conflict (id) do update set prompt_tokens = excluded.prompt_tokens, completion_tokens = excluded.completion_tokens,
 		cache_hit_tokens = excluded.cache_hit_tokens, cache_miss_tokens = excluded.cache_miss_tokens,
 		cost_nano_usd = excluded.cost_nano_usd, latency_ms = excluded.latency_ms, outcome = excluded.outcome,
-		error_reason = excluded.error_reason, error = excluded.error`,
+		error_reason = excluded.error_reason, error = excluded.error, response = excluded.response`,
 		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
-		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages))
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages), responseText(c.Response))
 	if err != nil {
 		return fmt.Errorf("finish llm call %s: %w", c.ID, err)
 	}
@@ -154,10 +176,10 @@ func (s *Store) InsertLLMCall(ctx context.Context, c LLMCall) error {
 		c.CreatedAt = s.Now()
 	}
 	_, err := s.DB.ExecContext(ctx, `insert into llm_calls (id, job_id, kind, workspace, model, prompt_tokens,
-		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+		completion_tokens, cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages, response)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)`,
 		c.ID, c.JobID, c.Kind, c.Workspace, c.Model, c.PromptTokens, c.CompletionTokens, c.CacheHitTokens,
-		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages))
+		c.CacheMissTokens, c.CostNanoUSD, c.LatencyMS, c.Outcome, c.ErrorReason, c.Error, utcMicro(c.CreatedAt), messagesText(c.Messages), responseText(c.Response))
 	if err != nil {
 		return fmt.Errorf("record llm call: %w", err)
 	}
@@ -232,15 +254,15 @@ func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, e
 // ErrNoLLMCall is GetLLMCall's error for an id no record has.
 var ErrNoLLMCall = errors.New("no such llm call")
 
-// GetLLMCall reads one call record with its kept messages.
+// GetLLMCall reads one call record with its kept messages and answer.
 func (s *Store) GetLLMCall(ctx context.Context, id string) (LLMCall, error) {
 	var c LLMCall
-	var msgs string
+	var msgs, resp string
 	err := s.DB.QueryRowContext(ctx, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
-		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages
+		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at, messages, response
 		from llm_calls where id = $1`, id).Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens,
 		&c.CompletionTokens, &c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome,
-		&c.ErrorReason, &c.Error, &c.CreatedAt, &msgs)
+		&c.ErrorReason, &c.Error, &c.CreatedAt, &msgs, &resp)
 	if errors.Is(err, sql.ErrNoRows) {
 		return LLMCall{}, fmt.Errorf("llm call %q: %w", id, ErrNoLLMCall)
 	}
@@ -253,14 +275,21 @@ func (s *Store) GetLLMCall(ctx context.Context, id string) (LLMCall, error) {
 			return LLMCall{}, fmt.Errorf("llm call %s: stored messages: %w", id, err)
 		}
 	}
+	if resp != "" {
+		c.Response = &LLMResponse{}
+		if err := json.Unmarshal([]byte(resp), c.Response); err != nil {
+			return LLMCall{}, fmt.Errorf("llm call %s: stored response: %w", id, err)
+		}
+	}
 	return c, nil
 }
 
-// PruneLLMPrompts forgets the messages of calls made before the given time
-// (now minus llm.keep_prompts) and returns how many it pruned. The rest of
-// each record stays.
+// PruneLLMPrompts forgets the messages and the answer of calls made before
+// the given time (now minus llm.keep_prompts) and returns how many it
+// pruned. The rest of each record stays.
 func (s *Store) PruneLLMPrompts(ctx context.Context, before time.Time) (int, error) {
-	res, err := s.DB.ExecContext(ctx, "update llm_calls set messages = '' where messages <> '' and created_at < $1", utcMicro(before))
+	res, err := s.DB.ExecContext(ctx, `update llm_calls set messages = '', response = ''
+		where (messages <> '' or response <> '') and created_at < $1`, utcMicro(before))
 	if err != nil {
 		return 0, fmt.Errorf("prune llm prompts: %w", err)
 	}

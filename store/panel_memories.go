@@ -212,10 +212,11 @@ func (s *Store) MemoryLibraries(ctx context.Context, q querier, limit int) ([]Li
 
 // MemoryRelated lists the memories that name memory id: those it
 // superseded (superseded_by = id) and those promoted or moved from it
-// (promoted_from_id = id), by id.
+// (promoted_from_id = id), by id. The "<> 0" terms (id is never 0) let
+// both databases use the partial indexes on the two columns.
 func (s *Store) MemoryRelated(ctx context.Context, q querier, id int64) (superseded, promoted []Memory, err error) {
 	rows, err := s.queryMemories(ctx, q, `select `+memoryColumns+` from memories
-		where superseded_by = $1 or promoted_from_id = $1 order by id`, id)
+		where (superseded_by = $1 and superseded_by <> 0) or (promoted_from_id = $1 and promoted_from_id <> 0) order by id`, id)
 	if err != nil {
 		return nil, nil, err
 	}

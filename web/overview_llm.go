@@ -13,7 +13,7 @@ import (
 )
 
 // routesLLM mounts mull's LLM call records: the list every spend number of
-// the overview links to, and one call with the prompt it kept.
+// the overview links to, and one call with the prompt and answer it kept.
 func (p *Panel) routesLLM() {
 	p.get("/llm", p.llmCalls)
 	p.get("/llm/{id}", p.llmCall)
@@ -104,10 +104,12 @@ func (p *Panel) llmCalls(w http.ResponseWriter, r *http.Request) error {
 	return p.page(w, r, "overview_llm", "overview", "LLM calls", v)
 }
 
-// llmCallView is one call: its record and the request's messages it kept.
+// llmCallView is one call: its record and the request's messages and the
+// model's answer it kept.
 type llmCallView struct {
 	Call callRow
-	// KeepPrompts is llm.keep_prompts, to say why no messages show.
+	// KeepPrompts is llm.keep_prompts, to say why no messages or answer
+	// show.
 	KeepPrompts time.Duration
 }
 

@@ -111,12 +111,13 @@ func newLLMCallShowCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
-		Short: "Show one LLM call with the messages it sent",
-		Long: `Shows one call record (ids are in 'mull llm calls --json') and the request
-messages it kept: what the model read, kept for llm.keep_prompts after the
-call (default 7 days; "0" keeps none). Kept messages pass the trust gate's
-credential redaction before they are stored, so a secret in a session's
-tool output shows as [redacted:TYPE]. The same is served at
+		Short: "Show one LLM call with the messages it sent and the answer",
+		Long: `Shows one call record (ids are in 'mull llm calls --json'), the request
+messages it kept and the model's answer: what the model read and wrote,
+kept for llm.keep_prompts after the call (default 7 days; "0" keeps none).
+Both pass the trust gate's credential redaction before they are stored, so
+a secret in a session's tool output shows as [redacted:TYPE]. The same is
+served at
 GET /v1/admin/llm/calls/ID.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -155,11 +156,18 @@ func printLLMCall(g *globals, c store.LLMCall, keep string) error {
 	}
 	if len(c.Messages) == 0 {
 		fmt.Fprintf(w, "messages:  not kept (llm.keep_prompts = %q: none kept, or pruned since)\n", keep)
-		return nil
 	}
 	for i, m := range c.Messages {
 		fmt.Fprintf(w, "\n--- message %d: %s (%d chars)\n%s\n", i+1, termSafe(m.Role), len([]rune(m.Content)), termSafe(m.Content))
 	}
+	if c.Response == nil {
+		fmt.Fprintf(w, "answer:    not kept (llm.keep_prompts = %q: none kept, or pruned since, or no answer came)\n", keep)
+		return nil
+	}
+	if r := c.Response.Reasoning; r != "" {
+		fmt.Fprintf(w, "\n--- answer: reasoning (%d chars)\n%s\n", len([]rune(r)), termSafe(r))
+	}
+	fmt.Fprintf(w, "\n--- answer: content (%d chars)\n%s\n", len([]rune(c.Response.Content)), termSafe(c.Response.Content))
 	return nil
 }
 
