@@ -117,6 +117,22 @@ func (s *Store) GetMemory(ctx context.Context, q querier, id int64) (Memory, err
 	return m, err
 }
 
+// GetMemoryForUpdate is GetMemory inside a writer's transaction, holding
+// the row until tx ends (select … for update on Postgres; SQLite's single
+// writer already serializes), so what the writer checks stays true until
+// it commits.
+func (s *Store) GetMemoryForUpdate(ctx context.Context, tx *sql.Tx, id int64) (Memory, error) {
+	lock := ""
+	if s.Dialect == Postgres {
+		lock = " for update"
+	}
+	m, err := scanMemory(tx.QueryRowContext(ctx, `select `+memoryColumns+` from memories where id = $1`+lock, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("memory %d: %w", id, ErrNotFound)
+	}
+	return m, err
+}
+
 // ListMemories lists memories, newest first unless f.Oldest.
 func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]Memory, error) {
 	where, args := memoryWhere(f.Workspaces, !f.All)
