@@ -80,6 +80,10 @@ type MemoryFilter struct {
 	UpTo int64
 	// Limit caps the rows; 0 means no cap.
 	Limit int
+	// InForceAt, when set, keeps the memories in force then: recorded by
+	// it, not invalidated until after it, and not quarantined (with All,
+	// whatever their state now).
+	InForceAt time.Time
 	// Oldest lists by id ascending instead of newest first.
 	Oldest bool
 }
@@ -147,6 +151,11 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 	if f.UpTo > 0 {
 		args = append(args, f.UpTo)
 		where += " and id <= $" + strconv.Itoa(len(args))
+	}
+	if !f.InForceAt.IsZero() {
+		args = append(args, utcMicro(f.InForceAt))
+		n := "$" + strconv.Itoa(len(args))
+		where += " and recorded_at <= " + n + " and (invalid_at is null or invalid_at > " + n + ") and not quarantined"
 	}
 	order := " order by recorded_at desc, id desc"
 	if f.Oldest {
