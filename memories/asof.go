@@ -73,12 +73,13 @@ func (s *Service) DigestAsOf(ctx context.Context, workspace string, at time.Time
 }
 
 // believed are the memories of libs up to watermark believed at at
-// (memory.ValidAt) and not quarantined.
+// (memory.ValidAt) and not quarantined: the database keeps only those,
+// as the live digest's read keeps only the live ones.
 func (s *Service) believed(ctx context.Context, libs []string, watermark int64, at time.Time) ([]memory.Memory, error) {
 	if watermark == 0 {
 		return nil, nil
 	}
-	rows, err := s.store.ListMemories(ctx, s.store.DB, store.MemoryFilter{Workspaces: libs, UpTo: watermark, All: true, Oldest: true})
+	rows, err := s.store.ListMemories(ctx, s.store.DB, store.MemoryFilter{Workspaces: libs, UpTo: watermark, All: true, Oldest: true, InForceAt: at})
 	if err != nil {
 		return nil, err
 	}

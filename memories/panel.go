@@ -8,7 +8,13 @@ import (
 	"strings"
 
 	"github.com/mullhq/mull/learn/memory"
+	"github.com/mullhq/mull/store"
 )
+
+// FailpointMoveLocate: inside MoveMemory's transaction, after the source
+// is first read (to learn its library), before the library locks are
+// taken and it is read again (store.SetFailpoint; tests only).
+const FailpointMoveLocate = "memories.move.locate"
 
 // MovedMemory is what MoveMemory did: the memory in its new library and
 // the one it replaces there.
@@ -30,14 +36,31 @@ type MovedMemory struct {
 // provenance travel with it), and the source is superseded by it, with a
 // reason saying where it went. When the target already holds the same
 // text live, the source is superseded by that one instead, which gets a
-// use. A quarantined result, an invalidated or quarantined source, a
+// use. A library the memory scope does not read (the global library under
+// scope workspace, a workspace's under scope global), a quarantined
+// result, an invalidated or quarantined source (read again under the
+// locks, so one forgotten while the move waited is not brought back), a
 // structured lesson or a move to the library it is in are refused, and
 // nothing is stored.
 func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMemory, error) {
 	var out MovedMemory
+	if err := s.readable(to); err != nil {
+		return out, err
+	}
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
+		// The first read only names the source's library (a memory never
+		// changes library): the source is read again under both locks, so
+		// a forget that commits in between is seen and refused rather than
+		// brought back to life in the target.
 		row, err := s.store.GetMemory(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		store.Failpoint(FailpointMoveLocate)
+		if err := s.store.LockLibraries(ctx, tx, row.Workspace, to); err != nil {
+			return err
+		}
+		if row, err = s.store.GetMemoryForUpdate(ctx, tx, id); err != nil {
 			return err
 		}
 		src := FromRow(row)
@@ -63,9 +86,6 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 		if d.Quarantined {
 			return fmt.Errorf("memory %d: the trust gate quarantines the moved text (%s); nothing was moved", id, d.QuarantineReason)
 		}
-		if err := s.store.LockLibraries(ctx, tx, src.Workspace, to); err != nil {
-			return err
-		}
 		now := s.store.Now()
 		d.RecordedAt, d.PromotedFromID = now.UTC(), src.ID
 		d.Uses, d.VerifiedAt, d.TTLDays = src.Uses, src.VerifiedAt, src.TTLDays
@@ -83,14 +103,33 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 			return err
 		}
 		src = src.Invalidated(now, "moved to "+libraryName(to), d.ID)
-		if _, err := s.store.InvalidateMemory(ctx, tx, src.ID, src.InvalidAt, src.InvalidReason, d.ID); err != nil {
+		if ok, err := s.store.InvalidateMemory(ctx, tx, src.ID, src.InvalidAt, src.InvalidReason, d.ID); err != nil {
 			return err
+		} else if !ok {
+			// Invalidated since it was read: the copy must not outlive it.
+			row, err := s.store.GetMemory(ctx, tx, id)
+			if err != nil {
+				return err
+			}
+			return &NotLiveError{Memory: FromRow(row)}
 		}
 		src.State = memory.StateSuperseded
 		out.Memory, out.From = d, src
 		return nil
 	})
 	return out, err
+}
+
+// readable refuses a library the memory scope does not read: a memory
+// moved there would reach no agent.
+func (s *Service) readable(to string) error {
+	switch {
+	case to == "" && !s.scope.ReadsGlobal():
+		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: no workspace reads the global library, so no agent would see the memory there", s.scope)}
+	case to != "" && !s.scope.ReadsWorkspace():
+		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: workspaces read only the global library, so no agent would see the memory in %s", s.scope, libraryName(to))}
+	}
+	return nil
 }
 
 // libraryName names a library for a person: the global library, or

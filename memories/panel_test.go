@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
@@ -72,6 +74,101 @@ func TestMoveMemory(t *testing.T) {
 			if _, err := svc.MoveMemory(ctx, tc.id, tc.to); err == nil {
 				t.Errorf("%s: moved", name)
 			}
+		}
+		if n := countAll(t, s); n != before {
+			t.Fatalf("refused moves stored something: %d rows, want %d", n, before)
+		}
+	})
+}
+
+// A forget that commits while a move waits for its locks wins: the move is
+// refused and leaves no live copy behind. On Postgres the forget commits
+// between the move's first read and its locks (the failpoint); SQLite's
+// single writer makes the forget wait for the move, which then supersedes
+// the source first, and the forget finds it no longer live.
+func TestMoveMemoryRacesForget(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, "both")
+		m := rememberTool(t, svc, panelWS, "fact", "the cache lives in redis")
+		type forgot struct {
+			changed bool
+			err     error
+		}
+		done := make(chan forgot, 1)
+		var once sync.Once
+		store.SetFailpoint(func(name string) {
+			if name != memories.FailpointMoveLocate {
+				return
+			}
+			once.Do(func() {
+				forget := func() {
+					_, changed, err := svc.Invalidate(ctx, m.ID, "forgotten at the panel", 0)
+					done <- forgot{changed, err}
+				}
+				if s.Dialect == store.Postgres {
+					forget()
+				} else {
+					go forget()
+				}
+			})
+		})
+		t.Cleanup(func() { store.SetFailpoint(nil) })
+		moved, moveErr := svc.MoveMemory(ctx, m.ID, "")
+		var f forgot
+		select {
+		case f = <-done:
+		case <-time.After(testwait.Patience(t)):
+			t.Fatal("the forget never finished")
+		}
+		if f.err != nil {
+			t.Fatal(f.err)
+		}
+		live, err := s.ListMemories(ctx, s.DB, store.MemoryFilter{Workspaces: []string{panelWS, ""}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Dialect == store.Postgres {
+			var nl *memories.NotLiveError
+			if !errors.As(moveErr, &nl) || !f.changed {
+				t.Fatalf("move after a forget: %+v %v (forget changed %v)", moved, moveErr, f.changed)
+			}
+			if len(live) != 0 {
+				t.Fatalf("a forgotten memory lives on: %+v", live)
+			}
+			return
+		}
+		if moveErr != nil || f.changed {
+			t.Fatalf("move before a forget: %v (forget changed %v)", moveErr, f.changed)
+		}
+		if len(live) != 1 || live[0].ID != moved.Memory.ID || live[0].Workspace != "" {
+			t.Fatalf("live after the move: %+v", live)
+		}
+	})
+}
+
+// A move into a library the memory scope does not read is refused.
+func TestMoveMemoryScope(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		svc, _ := newService(t, s, "workspace")
+		m := rememberTool(t, svc, panelWS, "fact", "the build uses make")
+		var fe *memory.FieldError
+		if _, err := svc.MoveMemory(ctx, m.ID, ""); !errors.As(err, &fe) || !strings.Contains(err.Error(), "no workspace reads the global library") {
+			t.Fatalf("move to global under scope workspace: %v", err)
+		}
+		if _, err := svc.MoveMemory(ctx, m.ID, "/home/dev/other"); err != nil {
+			t.Fatalf("move to another workspace under scope workspace: %v", err)
+		}
+
+		svc, _ = newService(t, s, "global")
+		g := rememberTool(t, svc, "/home/dev/third", "fact", "the docs are in docs/")
+		if g.Workspace != "" {
+			t.Fatalf("scope global wrote to %q", g.Workspace)
+		}
+		before := countAll(t, s)
+		if _, err := svc.MoveMemory(ctx, g.ID, panelWS); !errors.As(err, &fe) || !strings.Contains(err.Error(), "read only the global library") {
+			t.Fatalf("move to a workspace under scope global: %v", err)
 		}
 		if n := countAll(t, s); n != before {
 			t.Fatalf("refused moves stored something: %d rows, want %d", n, before)

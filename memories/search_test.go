@@ -71,14 +71,26 @@ func TestSearchCaps(t *testing.T) {
 			words[i] = "w" + strconv.Itoa(i)
 		}
 		for q, want := range map[string]string{
-			strings.Join(words[:100], " "):   "100 distinct words; at most 32",
-			strings.Join(words, " "):         "at most 1000",
-			"go " + strings.Repeat("部署", 40): "a word of 80 characters",
+			strings.Join(words[:100], " "): "100 distinct words; at most 32",
+			strings.Join(words, " "):       "at most 1000",
 		} {
 			_, err := svc.Search(context.Background(), memories.Query{Workspace: "/w", Text: q})
 			var fe *memory.FieldError
 			if !errors.As(err, &fe) || fe.Field != "q" || !strings.Contains(fe.Problem, want) {
 				t.Errorf("search of %d characters: %v; want q: …%s…", len(q), err, want)
+			}
+		}
+
+		// A word over the per-word cap (a pasted URL, a Chinese phrase) is
+		// looked for by its first characters, not refused.
+		url := "https://git.example.com/team/service/blob/main/internal/handlers/payments/refund_test.go"
+		zh := strings.Repeat("部署", 40)
+		ctx := context.Background()
+		want := rememberTool(t, svc, "/w", "fact", "the flaky test is "+url+" and "+zh)
+		for _, q := range []string{url, "go " + zh} {
+			hits, err := svc.Search(ctx, memories.Query{Workspace: "/w", Text: q})
+			if err != nil || len(hits) != 1 || hits[0].ID != want.ID {
+				t.Errorf("search %q: %+v, %v; want memory %d", q, hits, err, want.ID)
 			}
 		}
 	})

@@ -80,6 +80,10 @@ type MemoryFilter struct {
 	UpTo int64
 	// Limit caps the rows; 0 means no cap.
 	Limit int
+	// InForceAt, when set, keeps the memories in force then: recorded by
+	// it, not invalidated until after it, and not quarantined (with All,
+	// whatever their state now).
+	InForceAt time.Time
 	// Oldest lists by id ascending instead of newest first.
 	Oldest bool
 }
@@ -117,6 +121,22 @@ func (s *Store) GetMemory(ctx context.Context, q querier, id int64) (Memory, err
 	return m, err
 }
 
+// GetMemoryForUpdate is GetMemory inside a writer's transaction, holding
+// the row until tx ends (select … for update on Postgres; SQLite's single
+// writer already serializes), so what the writer checks stays true until
+// it commits.
+func (s *Store) GetMemoryForUpdate(ctx context.Context, tx *sql.Tx, id int64) (Memory, error) {
+	lock := ""
+	if s.Dialect == Postgres {
+		lock = " for update"
+	}
+	m, err := scanMemory(tx.QueryRowContext(ctx, `select `+memoryColumns+` from memories where id = $1`+lock, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return m, fmt.Errorf("memory %d: %w", id, ErrNotFound)
+	}
+	return m, err
+}
+
 // ListMemories lists memories, newest first unless f.Oldest.
 func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]Memory, error) {
 	where, args := memoryWhere(f.Workspaces, !f.All)
@@ -131,6 +151,11 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 	if f.UpTo > 0 {
 		args = append(args, f.UpTo)
 		where += " and id <= $" + strconv.Itoa(len(args))
+	}
+	if !f.InForceAt.IsZero() {
+		args = append(args, utcMicro(f.InForceAt))
+		n := "$" + strconv.Itoa(len(args))
+		where += " and recorded_at <= " + n + " and (invalid_at is null or invalid_at > " + n + ") and not quarantined"
 	}
 	order := " order by recorded_at desc, id desc"
 	if f.Oldest {

@@ -36,7 +36,7 @@ var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
 
 // MatchMemories finds the live memories of some libraries whose normalized
 // text contains at least one of terms (already normalized), by the
-// full-text index (migration 028): at most limit (defaults to 500) found by
+// full-text index (migration 029): at most limit (defaults to 500) found by
 // the index, the most relevant first, and at most limit more, the newest,
 // that contain only terms too short for the index. Each memory is listed
 // once; they come most relevant first, then newest. Ranking is the

@@ -103,11 +103,16 @@ func (p *Panel) asofFill(r *http.Request, ws string, v *asofView) error {
 		return err
 	}
 	d.Capped = len(d.Added) == asofDiffMax || len(d.Removed) == asofDiffMax
-	if d.FromDigest, err = mem.DigestAsOf(ctx, ws, d.From); err != nil {
-		return err
+	// One side of the comparison is At, whose digest is already built.
+	d.FromDigest, d.ToDigest = v.Digest, v.Digest
+	other := &d.ToDigest
+	if d.From.Equal(v.Vs) {
+		other = &d.FromDigest
 	}
-	if d.ToDigest, err = mem.DigestAsOf(ctx, ws, d.To); err != nil {
-		return err
+	if !v.Vs.Equal(v.At) {
+		if *other, err = mem.DigestAsOf(ctx, ws, v.Vs); err != nil {
+			return err
+		}
 	}
 	d.Lines = lineDiff(d.FromDigest.Text, d.ToDigest.Text)
 	d.Changed = d.FromDigest.Text != d.ToDigest.Text

@@ -72,6 +72,7 @@ type memoriesView struct {
 	States    []string
 	Libraries []store.LibraryCount
 	Kinds     []memory.Kind
+	AddKinds  []memory.Kind
 	Origins   []memory.Origin
 	Srcs      []memory.Src
 	Scopes    []memory.LessonScope
@@ -88,9 +89,13 @@ type kindCounts struct {
 	Total  int
 }
 
-// allKinds are the kinds the forms offer: the memory kinds and the
-// structured lesson kinds.
+// allKinds are the kinds the list's filter offers: the memory kinds and
+// the structured lesson kinds.
 var allKinds = append(append([]memory.Kind{}, memory.Kinds...), memory.Directive, memory.Failure)
+
+// addKinds are the kinds the add form offers: the memory kinds only (a
+// directive or failure needs lesson fields; the lessons page adds those).
+var addKinds = memory.Kinds
 
 var allOrigins = []memory.Origin{memory.OriginTool, memory.OriginCommand, memory.OriginRetro, memory.OriginSleep,
 	memory.OriginPanel, memory.OriginImport}
@@ -127,7 +132,7 @@ func (p *Panel) renderMemories(w http.ResponseWriter, r *http.Request, status in
 	if err != nil {
 		return err
 	}
-	v := memoriesView{Filters: f, States: store.PanelStates, Kinds: allKinds, Origins: allOrigins, Srcs: allSrcs,
+	v := memoriesView{Filters: f, States: store.PanelStates, Kinds: allKinds, AddKinds: addKinds, Origins: allOrigins, Srcs: allSrcs,
 		Scopes: memory.LessonScopes, Add: add, Pager: pager(r, memoriesPer),
 		Filtered: f != (memoryFilters{})}
 	sf.Limit, sf.Offset = v.Pager.Limit(), v.Pager.Offset()

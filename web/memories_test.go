@@ -80,6 +80,13 @@ func TestPanelMemoriesList(t *testing.T) {
 			t.Fatalf("empty list: %d", code)
 		}
 		mustContain(t, "empty list", body, "No memories yet", "mull dsh install")
+		// The filter offers every kind; the add form not directive or
+		// failure, which need lesson fields (the lessons page adds them).
+		for _, k := range []string{"directive", "failure"} {
+			if n := strings.Count(body, "<option>"+k+"</option>"); n != 1 {
+				t.Errorf("%s offered %d times, want once (the filter)", k, n)
+			}
+		}
 
 		fact := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "fact", Text: "the repo uses pnpm"})
 		pref := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "preference", Text: "answer in short lines", Origin: "command", Src: "user"})

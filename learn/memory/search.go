@@ -16,7 +16,9 @@ const (
 	MaxSearchTerms = 32
 	// MaxSearchChars caps a search's text before it is split into words.
 	MaxSearchChars = 1000
-	// MaxSearchTermChars caps one word, in characters: the full-text
+	// MaxSearchTermChars caps one word, in characters (a longer one, a
+	// pasted URL or path, is looked for by its first MaxSearchTermChars:
+	// whatever contains the word contains them): the full-text
 	// index looks a word up by each of its 3-character substrings, so a
 	// word of n characters is n-2 index probes, and 32 words of 64 keep a
 	// search under 2,000. No word an agent looks for is longer: an English
@@ -26,9 +28,9 @@ const (
 )
 
 // SearchTerms splits a search's text into its distinct normalized words,
-// sorted, or reports a *FieldError naming field q: none, more than
-// MaxSearchTerms, over MaxSearchChars, a word over MaxSearchTermChars, or bytes no store keeps (NUL,
-// invalid UTF-8).
+// sorted, each cut to its first MaxSearchTermChars characters, or reports
+// a *FieldError naming field q: none, more than MaxSearchTerms, over
+// MaxSearchChars, or bytes no store keeps (NUL, invalid UTF-8).
 func SearchTerms(q string) ([]string, error) {
 	bad := func(format string, args ...any) error {
 		return &FieldError{Field: "q", Problem: fmt.Sprintf(format, args...)}
@@ -39,24 +41,18 @@ func SearchTerms(q string) ([]string, error) {
 	if n := utf8.RuneCountInString(q); n > MaxSearchChars {
 		return nil, bad("%d characters; at most %d", n, MaxSearchChars)
 	}
-	terms := slices.Compact(slices.Sorted(slices.Values(strings.Fields(Normalize(q)))))
+	words := strings.Fields(Normalize(q))
+	for i, w := range words {
+		if r := []rune(w); len(r) > MaxSearchTermChars {
+			words[i] = string(r[:MaxSearchTermChars])
+		}
+	}
+	terms := slices.Compact(slices.Sorted(slices.Values(words)))
 	switch {
 	case len(terms) == 0:
 		return nil, bad("required: words to look for")
 	case len(terms) > MaxSearchTerms:
 		return nil, bad("%d distinct words; at most %d", len(terms), MaxSearchTerms)
 	}
-	for _, t := range terms {
-		if n := utf8.RuneCountInString(t); n > MaxSearchTermChars {
-			return nil, bad("a word of %d characters (%q); at most %d per word", n, cut(t, 20), MaxSearchTermChars)
-		}
-	}
 	return terms, nil
-}
-
-func cut(s string, n int) string {
-	if r := []rune(s); len(r) > n {
-		return string(r[:n]) + "…"
-	}
-	return s
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/mullhq/mull/learn/memory"
 )
@@ -31,8 +32,9 @@ func TestSearchTerms(t *testing.T) {
 		{"40 short words", strings.Repeat("a b c d e f g h i j ", 4) + "k l m n o p q r s t u v w x y z 1 2 3 4 5 6 7", 0, "at most 32"},
 		{"too long", strings.Repeat("x", memory.MaxSearchChars+1), 0, "at most 1000"},
 		{"a word at the cap", strings.Repeat("x", memory.MaxSearchTermChars) + " go", 2, ""},
-		{"a word over the cap", "go " + strings.Repeat("x", memory.MaxSearchTermChars+1), 0, "a word of 65 characters"},
-		{"a Chinese word over the cap", strings.Repeat("中文", 33), 0, "at most 64 per word"},
+		{"a word over the cap is cut", "go " + strings.Repeat("x", memory.MaxSearchTermChars+1), 2, ""},
+		{"a Chinese word over the cap is cut", strings.Repeat("中文", 33), 1, ""},
+		{"words alike to the cap count once", strings.Repeat("x", memory.MaxSearchTermChars) + "a " + strings.Repeat("x", memory.MaxSearchTermChars) + "b", 1, ""},
 		{"a Chinese word", "中文", 1, ""},
 		{"blank", "  ", 0, "required"},
 		{"NUL", "go\x00test", 0, "NUL"},
@@ -45,6 +47,11 @@ func TestSearchTerms(t *testing.T) {
 			if tt.want == "" {
 				if err != nil || len(terms) != tt.terms {
 					t.Fatalf("got %d terms, %v; want %d", len(terms), err, tt.terms)
+				}
+				for _, term := range terms {
+					if n := utf8.RuneCountInString(term); n > memory.MaxSearchTermChars {
+						t.Fatalf("a term of %d characters: %q", n, term)
+					}
 				}
 				return
 			}
