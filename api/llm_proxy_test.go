@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -310,6 +312,68 @@ func TestLLMProxyRelaysBadBytes(t *testing.T) {
 		proxyErr(t, p.post(strings.Replace(chat, "deepseek-v4-flash", `deep\u0000seek`, 1), bearer(capTok)), http.StatusBadRequest, "model")
 		if n := len(p.fake.Requests()); n != 1 {
 			t.Errorf("DeepSeek got %d requests, want 1", n)
+		}
+	})
+}
+
+// A client that leaves a streamed answer before its usage chunk (DSH
+// killed, or a cell dropping every stream on purpose) does not spend for
+// free: DeepSeek bills what it generated, so the call is charged its
+// reservation on the run's budget keys and recorded as incomplete with
+// that usage.
+func TestLLMProxyChargesCutStream(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		capTok := p.capability("")
+		if err := p.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{{Fault: fakeds.FaultHang}}}); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(p.srv)
+		defer ts.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/llm/proxy/chat/completions", strings.NewReader(chat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+capTok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil { // the first chunk
+			t.Fatal(err)
+		}
+		cancel()
+		resp.Body.Close()
+		ts.Close() // waits for the proxy's handler, which settles the call
+
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		if err != nil || len(calls) != 1 {
+			t.Fatalf("calls of the cell's job: %+v %v", calls, err)
+		}
+		c := calls[0]
+		if c.Outcome != string(llm.Retryable) || c.ErrorReason != "incomplete" || !strings.Contains(c.Error, "charged its reservation") ||
+			c.CompletionTokens != 8000 || c.PromptTokens <= 0 || c.CostNanoUSD <= 0 {
+			t.Errorf("record %+v, want incomplete, charged 8000 completion tokens", c)
+		}
+		keys, err := p.ledger.Report(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, k := range keys {
+			found = found || k.Key == "workspace:/w"
+			if k.Key == "workspace:/w" && (k.SpentTokens != c.PromptTokens+8000 || k.ReservedTokens != 0 || k.Calls != 1 || k.CostUSD <= 0) {
+				t.Errorf("budget %s: %+v, want the reservation (%d tokens) spent", k.Key, k, c.PromptTokens+8000)
+			}
+		}
+		if !found {
+			t.Errorf("no budget key workspace:/w in %+v", keys)
 		}
 	})
 }

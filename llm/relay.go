@@ -70,7 +70,8 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 	start := c.now()
 	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start,
 		Messages: c.keptMessages(req.messages)}
-	resv, err := c.reserve(ctx, Call{Kind: call.Kind, JobID: call.JobID, Workspace: call.Workspace}, m, start, int64(len(req.body))+16)
+	promptEst := int64(len(req.body)) + 16
+	resv, err := c.reserve(ctx, Call{Kind: call.Kind, JobID: call.JobID, Workspace: call.Workspace}, m, start, promptEst)
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)
@@ -79,7 +80,8 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 		return nil, err
 	}
 	c.start(ctx, &rec)
-	r := &relay{c: c, resv: resv, rec: rec, stream: req.stream}
+	r := &relay{c: c, resv: resv, rec: rec, stream: req.stream,
+		reserved: Usage{PromptTokens: promptEst, CacheMissTokens: promptEst, CompletionTokens: int64(req.maxTokens)}}
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout.D())
 	r.cancel = cancel
 	resp, err := c.send(rctx, call, req.body)
@@ -213,6 +215,10 @@ type relay struct {
 	stream   bool
 	upstream io.ReadCloser
 	cancel   context.CancelFunc
+	// reserved is the usage the reservation was made for (every prompt
+	// byte a cache-missed token, max_tokens generated): what an answer
+	// cut before its usage is charged.
+	reserved Usage
 
 	scan  usageScan
 	err   *Error
@@ -229,18 +235,25 @@ func (r *relay) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close settles the budget to the usage read (releases it when none came)
-// and finishes the record: ok when the answer was read through and had
-// its usage, else a retryable "incomplete".
+// Close settles the budget and finishes the record: to the usage read,
+// ok, when the answer was read through and had it. An answer cut before
+// its usage (the client left, or the stream was cut) is charged its
+// reservation, DeepSeek billing what it generated whether or not anyone
+// read it (else a cell could drop every stream before its end and spend
+// for free), and recorded as a retryable "incomplete" with that usage.
 func (r *relay) Close() error {
 	err := r.upstream.Close()
 	r.once.Do(func() {
 		u, spent := r.scan.usage(r.stream)
 		var fail *Error
-		if !r.ended || !spent {
-			fail = newErr(Retryable, "incomplete", errors.New("the relayed answer ended before its usage arrived (the client left, or the stream was cut)"))
+		switch {
+		case !spent:
+			u = r.reserved
+			fail = newErr(Retryable, "incomplete", fmt.Errorf("the relayed answer ended before its usage arrived (the client left, or the stream was cut); charged its reservation (%d prompt, %d completion tokens)", u.PromptTokens, u.CompletionTokens))
+		case !r.ended:
+			fail = newErr(Retryable, "incomplete", errors.New("the relayed answer ended before its end (the client left, or the stream was cut)"))
 		}
-		r.finish(u, spent, fail)
+		r.finish(u, true, fail)
 	})
 	return err
 }
