@@ -41,7 +41,8 @@ func (s *Server) routesLLMProxy() {
 // is missing, altered or expired; 402 while the LLM queue is paused or
 // the run's budget has no room (DSH does not retry a 402, and waiting
 // inside a cell's timeout would not help); 400 for a body that is no chat
-// request; 502 when DeepSeek could not be reached.
+// request or one whose model (the capability's, which the body's is
+// rewritten to) has no price; 502 when DeepSeek could not be reached.
 func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 	c, ok, err := s.cellClaims(r.Context(), r)
 	switch {
@@ -53,6 +54,9 @@ func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		proxyError(w, http.StatusInternalServerError, "mull_error", err.Error())
+		return
+	case c.Model == "":
+		proxyError(w, http.StatusUnauthorized, "mull_capability", "the bench capability names no model (minted by an older mull); rerun the cell")
 		return
 	case s.deps.LLM == nil:
 		proxyError(w, http.StatusServiceUnavailable, "mull_error", "the LLM proxy is not configured on this server")
@@ -67,7 +71,7 @@ func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("read the body (at most %d bytes): %v", maxProxyBody, err))
 		return
 	}
-	call := llm.RelayCall{Kind: c.Kind, JobID: c.Job, Workspace: c.Workspace, Body: body,
+	call := llm.RelayCall{Kind: c.Kind, JobID: c.Job, Workspace: c.Workspace, Body: body, Model: c.Model,
 		MaxTokens: s.deps.Config.Bench.PhaseMaxTokens, Header: http.Header{}}
 	for _, k := range forwardedHeaders {
 		if v := r.Header.Values(k); len(v) > 0 {

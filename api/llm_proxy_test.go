@@ -86,11 +86,17 @@ func newProxyRig(t *testing.T, s *store.Store) *proxyRig {
 // build, for snapshot (the candidate's when ""), expiring in 5 minutes.
 func (p *proxyRig) capability(snapshot string) string {
 	p.t.Helper()
+	return p.capabilityFor(snapshot, "deepseek-v4-flash")
+}
+
+// capabilityFor is capability with the cell's model.
+func (p *proxyRig) capabilityFor(snapshot, model string) string {
+	p.t.Helper()
 	if snapshot == "" {
 		snapshot = p.run.Run.Candidate
 	}
 	tok, err := benchcap.NewKeyring(p.s).Mint(p.t.Context(), benchcap.Claims{Run: p.run.Run.ID, Side: bench.Candidate, Case: "build",
-		Iteration: 1, Snapshot: snapshot, Job: cellJob, Kind: "bench_cell", Workspace: "/w", Expires: time.Now().Add(5 * time.Minute).Unix()})
+		Iteration: 1, Snapshot: snapshot, Job: cellJob, Kind: "bench_cell", Workspace: "/w", Model: model, Expires: time.Now().Add(5 * time.Minute).Unix()})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -374,6 +380,30 @@ func TestLLMProxyChargesCutStream(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("no budget key workspace:/w in %+v", keys)
+		}
+	})
+}
+
+// The cell's calls use the capability's model whatever the body asks
+// (the body's is rewritten), and a model the pricing table does not know,
+// which would reserve and settle at $0, is refused before anything is
+// sent.
+func TestLLMProxyForcesModel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		pro := strings.Replace(chat, "deepseek-v4-flash", "deepseek-v4-pro", 1)
+		expect(t, p.post(pro, bearer(p.capability(""))), http.StatusOK, nil)
+		if reqs := p.fake.Requests(); len(reqs) != 1 || reqs[0].Model != "deepseek-v4-flash" {
+			t.Fatalf("DeepSeek got %+v, want one request for the capability's model", reqs)
+		}
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		if err != nil || len(calls) != 1 || calls[0].Model != "deepseek-v4-flash" {
+			t.Fatalf("calls %+v %v", calls, err)
+		}
+		proxyErr(t, p.post(chat, bearer(p.capabilityFor("", "free-model"))), http.StatusBadRequest, `model "free-model" has no price`)
+		proxyErr(t, p.post(chat, bearer(p.capabilityFor("", ""))), http.StatusUnauthorized, "names no model")
+		if n := len(p.fake.Requests()); n != 1 {
+			t.Errorf("DeepSeek got %d requests, want 1", n)
 		}
 	})
 }

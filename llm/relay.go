@@ -33,6 +33,10 @@ type RelayCall struct {
 	// smaller, else this one, written into the body, so the budget's
 	// reservation bounds what the call can spend.
 	MaxTokens int
+	// Model, when set, is the only model the call may use: the body's is
+	// rewritten to it (a benchmark cell's capability names its model, so
+	// the cell cannot pick a pricier one).
+	Model string
 	// Header holds the request headers to forward (the caller picks them;
 	// Authorization is always mull's key).
 	Header http.Header
@@ -61,9 +65,14 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 	if c.cfg.APIKey == "" {
 		return nil, newErr(Pause, ReasonNoKey, errors.New(NoKeyReason+" (or llm.api_key) set; nothing was sent"))
 	}
-	req, err := parseRelay(call.Body, call.MaxTokens)
+	req, err := parseRelay(call.Body, call.MaxTokens, call.Model)
 	if err != nil {
 		return nil, newErr(Permanent, "bad_request", err)
+	}
+	if !c.pricing.Known(req.model) {
+		// An unpriced model would reserve and settle at $0, outside the
+		// USD limits.
+		return nil, newErr(Permanent, "unknown_model", fmt.Errorf("model %q has no price in mull's pricing table (llm.prices); nothing was sent", req.model))
 	}
 	m := c.cfg.ForKind(call.Kind)
 	m.Model, m.MaxTokens = req.model, req.maxTokens
@@ -124,10 +133,10 @@ type relayRequest struct {
 	body      []byte
 }
 
-// parseRelay reads a chat request and rewrites its max_tokens (capped)
-// and, when it streams, stream_options.include_usage (on: the last chunk
+// parseRelay reads a chat request and rewrites its model (to model, when
+// set), its max_tokens (capped) and, when it streams, stream_options.include_usage (on: the last chunk
 // then carries the usage the budget is settled with).
-func parseRelay(body []byte, limit int) (relayRequest, error) {
+func parseRelay(body []byte, limit int, model string) (relayRequest, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return relayRequest{}, fmt.Errorf("the body is not a JSON object: %w", err)
@@ -151,6 +160,10 @@ func parseRelay(body []byte, limit int) (relayRequest, error) {
 		return relayRequest{}, fmt.Errorf("model: %q is no model name", truncate(in.Model, 40))
 	}
 	r := relayRequest{model: in.Model, maxTokens: limit, stream: in.Stream}
+	if model != "" {
+		r.model = model
+		fields["model"], _ = json.Marshal(model)
+	}
 	if in.MaxTokens > 0 && (limit <= 0 || in.MaxTokens < limit) {
 		r.maxTokens = in.MaxTokens
 	}
