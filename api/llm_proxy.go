@@ -13,6 +13,7 @@ import (
 
 	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/llm"
+	"github.com/riverqueue/river/rivertype"
 )
 
 // maxProxyBody bounds a relayed request: an agent's whole conversation.
@@ -41,7 +42,9 @@ func (s *Server) routesLLMProxy() {
 // is missing, altered or expired; 402 while the LLM queue is paused or
 // the run's budget has no room (DSH does not retry a 402, and waiting
 // inside a cell's timeout would not help); 400 for a body that is no chat
-// request; 502 when DeepSeek could not be reached.
+// request or one whose model (the capability's, which the body's is
+// rewritten to) has no price; 503 when mull cannot read whether the
+// queue is paused; 502 when DeepSeek could not be reached.
 func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 	c, ok, err := s.cellClaims(r.Context(), r)
 	switch {
@@ -54,11 +57,20 @@ func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		proxyError(w, http.StatusInternalServerError, "mull_error", err.Error())
 		return
+	case c.Model == "":
+		proxyError(w, http.StatusUnauthorized, "mull_capability", "the bench capability names no model (minted by an older mull); rerun the cell")
+		return
 	case s.deps.LLM == nil:
 		proxyError(w, http.StatusServiceUnavailable, "mull_error", "the LLM proxy is not configured on this server")
 		return
 	}
-	if paused := s.queuePaused(r.Context(), c.Kind); paused != "" {
+	paused, err := s.queuePaused(r.Context(), c.Kind)
+	if err != nil {
+		s.deps.Logger.Error("LLM proxy: read the cell's queue", "kind", c.Kind, "run", c.Run, "job_id", c.Job, "error", err)
+		proxyError(w, http.StatusServiceUnavailable, "mull_error", "mull could not tell whether its LLM queue is paused ("+err.Error()+"); nothing was sent")
+		return
+	}
+	if paused != "" {
 		proxyError(w, http.StatusPaymentRequired, "mull_paused", paused)
 		return
 	}
@@ -67,7 +79,7 @@ func (s *Server) llmProxy(w http.ResponseWriter, r *http.Request) {
 		proxyError(w, http.StatusRequestEntityTooLarge, "invalid_request_error", fmt.Sprintf("read the body (at most %d bytes): %v", maxProxyBody, err))
 		return
 	}
-	call := llm.RelayCall{Kind: c.Kind, JobID: c.Job, Workspace: c.Workspace, Body: body,
+	call := llm.RelayCall{Kind: c.Kind, JobID: c.Job, Workspace: c.Workspace, Body: body, Model: c.Model,
 		MaxTokens: s.deps.Config.Bench.PhaseMaxTokens, Header: http.Header{}}
 	for _, k := range forwardedHeaders {
 		if v := r.Header.Values(k); len(v) > 0 {
@@ -112,19 +124,26 @@ func pass(w http.ResponseWriter, rel *llm.Relayed) {
 }
 
 // queuePaused says why the queue of the cell's kind is paused, "" when it
-// is not: a paused LLM queue holds every LLM job, and the cell's DSH is
-// one more caller.
-func (s *Server) queuePaused(ctx context.Context, kind string) string {
+// is not (or does not exist yet): a paused LLM queue holds every LLM job,
+// and the cell's DSH is one more caller. An error is a queue that could
+// not be read, which is no sign it is running.
+func (s *Server) queuePaused(ctx context.Context, kind string) (string, error) {
 	if s.deps.Client == nil {
-		return ""
+		return "", nil
 	}
 	queue := s.cellQueue(kind)
 	q, err := s.deps.Client.QueueGet(ctx, queue)
-	if err != nil || q.PausedAt == nil {
-		return ""
+	if errors.Is(err, rivertype.ErrNotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read queue %q: %w", queue, err)
+	}
+	if q.PausedAt == nil {
+		return "", nil
 	}
 	why := cmp.Or(llm.PausedReason(q), "paused by an operator")
-	return "mull's LLM queue " + strconv.Quote(queue) + " is paused (" + why + "); nothing was sent. Resume it with `mull queues resume " + queue + "`"
+	return "mull's LLM queue " + strconv.Quote(queue) + " is paused (" + why + "); nothing was sent. Resume it with `mull queues resume " + queue + "`", nil
 }
 
 // cellQueue is the queue the cell's kind runs on (llm unless [jobs.*]

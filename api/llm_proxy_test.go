@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -84,11 +86,17 @@ func newProxyRig(t *testing.T, s *store.Store) *proxyRig {
 // build, for snapshot (the candidate's when ""), expiring in 5 minutes.
 func (p *proxyRig) capability(snapshot string) string {
 	p.t.Helper()
+	return p.capabilityFor(snapshot, "deepseek-v4-flash")
+}
+
+// capabilityFor is capability with the cell's model.
+func (p *proxyRig) capabilityFor(snapshot, model string) string {
+	p.t.Helper()
 	if snapshot == "" {
 		snapshot = p.run.Run.Candidate
 	}
 	tok, err := benchcap.NewKeyring(p.s).Mint(p.t.Context(), benchcap.Claims{Run: p.run.Run.ID, Side: bench.Candidate, Case: "build",
-		Iteration: 1, Snapshot: snapshot, Job: cellJob, Kind: "bench_cell", Workspace: "/w", Expires: time.Now().Add(5 * time.Minute).Unix()})
+		Iteration: 1, Snapshot: snapshot, Job: cellJob, Kind: "bench_cell", Workspace: "/w", Model: model, Expires: time.Now().Add(5 * time.Minute).Unix()})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -344,6 +352,92 @@ func TestLLMProxyKeepsTheAnswer(t *testing.T) {
 		}
 		if strings.Contains(storetest.Dump(t, s), "RELAYED") {
 			t.Error("a raw secret of the answer is stored")
+		}
+	})
+}
+
+// A client that leaves a streamed answer before its usage chunk (DSH
+// killed, or a cell dropping every stream on purpose) does not spend for
+// free: DeepSeek bills what it generated, so the call is charged its
+// reservation on the run's budget keys and recorded as incomplete with
+// that usage.
+func TestLLMProxyChargesCutStream(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		capTok := p.capability("")
+		if err := p.fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{{Fault: fakeds.FaultHang}}}); err != nil {
+			t.Fatal(err)
+		}
+		ts := httptest.NewServer(p.srv)
+		defer ts.Close()
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, "POST", ts.URL+"/v1/llm/proxy/chat/completions", strings.NewReader(chat))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+capTok)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if _, err := bufio.NewReader(resp.Body).ReadString('\n'); err != nil { // the first chunk
+			t.Fatal(err)
+		}
+		cancel()
+		resp.Body.Close()
+		ts.Close() // waits for the proxy's handler, which settles the call
+
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		if err != nil || len(calls) != 1 {
+			t.Fatalf("calls of the cell's job: %+v %v", calls, err)
+		}
+		c := calls[0]
+		if c.Outcome != string(llm.Retryable) || c.ErrorReason != "incomplete" || !strings.Contains(c.Error, "charged its reservation") ||
+			c.CompletionTokens != 8000 || c.PromptTokens <= 0 || c.CostNanoUSD <= 0 {
+			t.Errorf("record %+v, want incomplete, charged 8000 completion tokens", c)
+		}
+		keys, err := p.ledger.Report(t.Context(), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := false
+		for _, k := range keys {
+			found = found || k.Key == "workspace:/w"
+			if k.Key == "workspace:/w" && (k.SpentTokens != c.PromptTokens+8000 || k.ReservedTokens != 0 || k.Calls != 1 || k.CostUSD <= 0) {
+				t.Errorf("budget %s: %+v, want the reservation (%d tokens) spent", k.Key, k, c.PromptTokens+8000)
+			}
+		}
+		if !found {
+			t.Errorf("no budget key workspace:/w in %+v", keys)
+		}
+	})
+}
+
+// The cell's calls use the capability's model whatever the body asks
+// (the body's is rewritten), and a model the pricing table does not know,
+// which would reserve and settle at $0, is refused before anything is
+// sent.
+func TestLLMProxyForcesModel(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		pro := strings.Replace(chat, "deepseek-v4-flash", "deepseek-v4-pro", 1)
+		expect(t, p.post(pro, bearer(p.capability(""))), http.StatusOK, nil)
+		if reqs := p.fake.Requests(); len(reqs) != 1 || reqs[0].Model != "deepseek-v4-flash" {
+			t.Fatalf("DeepSeek got %+v, want one request for the capability's model", reqs)
+		}
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		if err != nil || len(calls) != 1 || calls[0].Model != "deepseek-v4-flash" {
+			t.Fatalf("calls %+v %v", calls, err)
+		}
+		proxyErr(t, p.post(chat, bearer(p.capabilityFor("", "free-model"))), http.StatusBadRequest, `model "free-model" has no price`)
+		proxyErr(t, p.post(chat, bearer(p.capabilityFor("", ""))), http.StatusUnauthorized, "names no model")
+		if n := len(p.fake.Requests()); n != 1 {
+			t.Errorf("DeepSeek got %d requests, want 1", n)
 		}
 	})
 }

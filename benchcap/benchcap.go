@@ -55,6 +55,10 @@ type Claims struct {
 	// Workspace is the run's workspace: with Kind, the budget keys
 	// (budget.Keys) its calls reserve under, as the judge's do.
 	Workspace string `json:"workspace"`
+	// Model is the only model the cell's calls may use (bench.dsh_model,
+	// else the cell kind's llm model): the proxy rewrites every request's
+	// to it, so the cell cannot pick a pricier one.
+	Model string `json:"model"`
 	// Expires is in Unix seconds.
 	Expires int64 `json:"exp"`
 }

@@ -33,6 +33,10 @@ type RelayCall struct {
 	// smaller, else this one, written into the body, so the budget's
 	// reservation bounds what the call can spend.
 	MaxTokens int
+	// Model, when set, is the only model the call may use: the body's is
+	// rewritten to it (a benchmark cell's capability names its model, so
+	// the cell cannot pick a pricier one).
+	Model string
 	// Header holds the request headers to forward (the caller picks them;
 	// Authorization is always mull's key).
 	Header http.Header
@@ -61,16 +65,22 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 	if c.cfg.APIKey == "" {
 		return nil, newErr(Pause, ReasonNoKey, errors.New(NoKeyReason+" (or llm.api_key) set; nothing was sent"))
 	}
-	req, err := parseRelay(call.Body, call.MaxTokens)
+	req, err := parseRelay(call.Body, call.MaxTokens, call.Model)
 	if err != nil {
 		return nil, newErr(Permanent, "bad_request", err)
+	}
+	if !c.pricing.Known(req.model) {
+		// An unpriced model would reserve and settle at $0, outside the
+		// USD limits.
+		return nil, newErr(Permanent, "unknown_model", fmt.Errorf("model %q has no price in mull's pricing table (llm.prices); nothing was sent", req.model))
 	}
 	m := c.cfg.ForKind(call.Kind)
 	m.Model, m.MaxTokens = req.model, req.maxTokens
 	start := c.now()
 	rec := store.LLMCall{JobID: call.JobID, Kind: call.Kind, Workspace: call.Workspace, Model: m.Model, CreatedAt: start,
 		Messages: c.keptMessages(req.messages)}
-	resv, err := c.reserve(ctx, Call{Kind: call.Kind, JobID: call.JobID, Workspace: call.Workspace}, m, start, int64(len(req.body))+16)
+	promptEst := int64(len(req.body)) + 16
+	resv, err := c.reserve(ctx, Call{Kind: call.Kind, JobID: call.JobID, Workspace: call.Workspace}, m, start, promptEst)
 	if err != nil {
 		var e *Error
 		errors.As(err, &e)
@@ -79,7 +89,8 @@ func (c *Client) Relay(ctx context.Context, call RelayCall) (*Relayed, error) {
 		return nil, err
 	}
 	c.start(ctx, &rec)
-	r := &relay{c: c, resv: resv, rec: rec, stream: req.stream}
+	r := &relay{c: c, resv: resv, rec: rec, stream: req.stream,
+		reserved: Usage{PromptTokens: promptEst, CacheMissTokens: promptEst, CompletionTokens: int64(req.maxTokens)}}
 	r.scan.keep = c.cfg.KeepPromptsFor() > 0
 	rctx, cancel := context.WithTimeout(ctx, c.cfg.CallTimeout.D())
 	r.cancel = cancel
@@ -123,10 +134,10 @@ type relayRequest struct {
 	body      []byte
 }
 
-// parseRelay reads a chat request and rewrites its max_tokens (capped)
-// and, when it streams, stream_options.include_usage (on: the last chunk
+// parseRelay reads a chat request and rewrites its model (to model, when
+// set), its max_tokens (capped) and, when it streams, stream_options.include_usage (on: the last chunk
 // then carries the usage the budget is settled with).
-func parseRelay(body []byte, limit int) (relayRequest, error) {
+func parseRelay(body []byte, limit int, model string) (relayRequest, error) {
 	var fields map[string]json.RawMessage
 	if err := json.Unmarshal(body, &fields); err != nil {
 		return relayRequest{}, fmt.Errorf("the body is not a JSON object: %w", err)
@@ -150,6 +161,10 @@ func parseRelay(body []byte, limit int) (relayRequest, error) {
 		return relayRequest{}, fmt.Errorf("model: %q is no model name", truncate(in.Model, 40))
 	}
 	r := relayRequest{model: in.Model, maxTokens: limit, stream: in.Stream}
+	if model != "" {
+		r.model = model
+		fields["model"], _ = json.Marshal(model)
+	}
 	if in.MaxTokens > 0 && (limit <= 0 || in.MaxTokens < limit) {
 		r.maxTokens = in.MaxTokens
 	}
@@ -214,6 +229,10 @@ type relay struct {
 	stream   bool
 	upstream io.ReadCloser
 	cancel   context.CancelFunc
+	// reserved is the usage the reservation was made for (every prompt
+	// byte a cache-missed token, max_tokens generated): what an answer
+	// cut before its usage is charged.
+	reserved Usage
 
 	scan  usageScan
 	err   *Error
@@ -230,20 +249,28 @@ func (r *relay) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close settles the budget to the usage read (releases it when none came)
-// and finishes the record: ok when the answer was read through and had
-// its usage, else a retryable "incomplete". The record keeps the answer's
-// text as far as it was read (llm.keep_prompts, redacted).
+// Close settles the budget and finishes the record: to the usage read,
+// ok, when the answer was read through and had it. An answer cut before
+// its usage (the client left, or the stream was cut) is charged its
+// reservation, DeepSeek billing what it generated whether or not anyone
+// read it (else a cell could drop every stream before its end and spend
+// for free), and recorded as a retryable "incomplete" with that usage.
+// The record keeps the answer's text as far as it was read
+// (llm.keep_prompts, redacted).
 func (r *relay) Close() error {
 	err := r.upstream.Close()
 	r.once.Do(func() {
 		u, spent := r.scan.usage(r.stream)
 		r.rec.Response = r.c.keptResponse(r.scan.answer(r.stream))
 		var fail *Error
-		if !r.ended || !spent {
-			fail = newErr(Retryable, "incomplete", errors.New("the relayed answer ended before its usage arrived (the client left, or the stream was cut)"))
+		switch {
+		case !spent:
+			u = r.reserved
+			fail = newErr(Retryable, "incomplete", fmt.Errorf("the relayed answer ended before its usage arrived (the client left, or the stream was cut); charged its reservation (%d prompt, %d completion tokens)", u.PromptTokens, u.CompletionTokens))
+		case !r.ended:
+			fail = newErr(Retryable, "incomplete", errors.New("the relayed answer ended before its end (the client left, or the stream was cut)"))
 		}
-		r.finish(u, spent, fail)
+		r.finish(u, true, fail)
 	})
 	return err
 }

@@ -111,7 +111,7 @@ func (e *DSHExecutor) mint(ctx context.Context, in Input) (string, error) {
 		now = e.Now
 	}
 	c := benchcap.Claims{Run: in.Run.ID, Side: in.Side, Case: in.Case.ID, Iteration: in.Iteration, Snapshot: in.Snapshot.ID,
-		Job: in.JobID, Kind: in.Kind, Workspace: in.Run.Workspace, Expires: now().Add(e.Timeout + CapabilityMargin).Unix()}
+		Job: in.JobID, Kind: in.Kind, Workspace: in.Run.Workspace, Model: e.Model, Expires: now().Add(e.Timeout + CapabilityMargin).Unix()}
 	tok, err := e.Capabilities.Mint(ctx, c)
 	if err != nil {
 		return "", fmt.Errorf("mint the cell's capability: %w", err)

@@ -212,7 +212,7 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 		t.Errorf("mull's environment leaked into DSH's:\n%s", env)
 	}
 	want := benchcap.Claims{Run: "bench_1", Side: bench.Candidate, Case: "c1", Iteration: 2, Snapshot: "snap_cand", Job: 7, Kind: "bench_cell",
-		Workspace: "/w", Expires: now.Add(time.Minute + benchcell.CapabilityMargin).Unix()}
+		Workspace: "/w", Model: "deepseek-v4-flash", Expires: now.Add(time.Minute + benchcell.CapabilityMargin).Unix()}
 	if len(caps.claims) != 1 || caps.claims[0] != want {
 		t.Errorf("minted %+v, want %+v", caps.claims, want)
 	}
