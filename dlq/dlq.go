@@ -328,6 +328,26 @@ func Purge(ctx context.Context, c *engine.Client, olderThan time.Duration, now t
 	return purged, nil
 }
 
+// PurgePreview is Purge's dry run kept small: the first max letters that
+// died before now-olderThan, newest first, and how many there are in all.
+func PurgePreview(ctx context.Context, c *engine.Client, olderThan time.Duration, now time.Time, kind string, max int) ([]Letter, int, error) {
+	if olderThan < 0 || olderThan > MaxAge {
+		return nil, 0, fmt.Errorf("older-than %s: want 0 to %s", olderThan, maxAgeText)
+	}
+	cutoff := now.Add(-olderThan)
+	var first []Letter
+	n := 0
+	err := each(ctx, c, kind, func(j *rivertype.JobRow) bool {
+		if j.FinalizedAt != nil && j.FinalizedAt.Before(cutoff) {
+			if n++; len(first) < max {
+				first = append(first, letterOf(j, false))
+			}
+		}
+		return true
+	})
+	return first, n, err
+}
+
 // ParseSince reads an RFC 3339 time, or a duration back from now ("24h", "7d").
 func ParseSince(v string, now time.Time) (time.Time, error) {
 	if t, err := time.Parse(time.RFC3339, v); err == nil {

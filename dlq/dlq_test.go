@@ -413,6 +413,23 @@ func TestPurge(t *testing.T) {
 		requireIDs(t, "dry run, cutoff at young's death", purge(time.Hour, atYoung, "", true), []int64{old.ID})
 		requireIDs(t, "dry run, everything", purge(time.Hour, muchLater, "", true), []int64{young.ID, old.ID})
 		requireIDs(t, "dry run, one kind", purge(time.Hour, muchLater, "dlqtest_other", true), []int64{young.ID})
+		// The preview keeps the first max letters and counts them all.
+		for _, c := range []struct {
+			max, n int
+			want   []int64
+		}{{1, 2, []int64{young.ID}}, {5, 2, []int64{young.ID, old.ID}}, {0, 2, []int64{}}} {
+			got, n, err := dlq.PurgePreview(ctx, f.c, time.Hour, muchLater, "", c.max)
+			if err != nil || n != c.n {
+				t.Fatalf("PurgePreview(max %d): %d letters, err %v; want %d", c.max, n, err, c.n)
+			}
+			requireIDs(t, fmt.Sprintf("preview of at most %d", c.max), idsOf(got), c.want)
+		}
+		if got, n, err := dlq.PurgePreview(ctx, f.c, time.Hour, atYoung, "", 100); err != nil || n != 1 || len(got) != 1 || got[0].ID != old.ID {
+			t.Fatalf("preview, cutoff at young's death: %v, %d, %v", idsOf(got), n, err)
+		}
+		if _, _, err := dlq.PurgePreview(ctx, f.c, -time.Second, time.Now(), "", 100); err == nil {
+			t.Fatal("PurgePreview accepted a negative older-than")
+		}
 		requireIDs(t, "after dry runs", idsOf(list(t, f, dlq.Filter{})), []int64{young.ID, old.ID})
 		f.requireUnchanged(old)
 		f.requireUnchanged(young)

@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +129,31 @@ func (b *browser) location() string {
 		b.t.Fatal(err)
 	}
 	return loc
+}
+
+// locationHas waits until the page's URL contains part: after a click or
+// a submit, the page still shows the old document for a while, so a wait
+// on a selector both pages have would return at once. It polls the URL
+// until the browser context's deadline, and ignores the errors of reading
+// it while the old document is being torn down.
+func locationHas(part string) chromedp.Action[chromedp.Void] {
+	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
+		tick := time.NewTicker(20 * time.Millisecond)
+		defer tick.Stop()
+		loc := ""
+		for {
+			if l, err := chromedp.Location()(ctx, t); err == nil {
+				if loc = l; strings.Contains(loc, part) {
+					return chromedp.Void{}, nil
+				}
+			}
+			select {
+			case <-ctx.Done():
+				return chromedp.Void{}, fmt.Errorf("the page stayed at %q, not one with %q: %w", loc, part, ctx.Err())
+			case <-tick.C:
+			}
+		}
+	}
 }
 
 // shot saves a full-page PNG named after name under b.shots.

@@ -26,6 +26,14 @@ func (p *Panel) routesDeadLetters() {
 // dlqPer is a page of dead letters.
 const dlqPer = 25
 
+// dlqMaxPages caps how deep /dlq pages: dlq.List cannot skip rows, so page
+// N reads N pages' letters. 40 pages are the newest 1000, dlq.List's own
+// default cap; older ones are for kind/since filters or `mull dlq list`.
+const dlqMaxPages = 40
+
+// dlqPreviewMax is how many letters the purge's dry run shows.
+const dlqPreviewMax = 100
+
 type dlqView struct {
 	Kind, Since string
 	Letters     []dlq.Letter
@@ -48,6 +56,10 @@ func (p *Panel) dlqList(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	v := dlqView{Kind: q.Get("kind"), Since: q.Get("since"), Pager: pager(r, dlqPer)}
+	if v.Pager.Page > dlqMaxPages {
+		return Errorf(http.StatusBadRequest, "page %d: the panel pages through the newest %d dead letters only; narrow them by kind or since, or use `mull dlq list`",
+			v.Pager.Page, dlqMaxPages*dlqPer)
+	}
 	f := dlq.Filter{Kind: v.Kind, Limit: v.Pager.Offset() + v.Pager.Limit()}
 	if v.Since != "" {
 		since, err := dlq.ParseSince(v.Since, p.deps.Now())
@@ -170,13 +182,20 @@ type dlqPurgeView struct {
 	OlderThan, Kind string
 	// At is the dry run's clock: the confirmed purge uses it, so it deletes
 	// what was shown and no letter that died since.
-	At      time.Time
-	Cutoff  time.Time
+	At     time.Time
+	Cutoff time.Time
+	// Letters are the first dlqPreviewMax of the N the purge would delete.
 	Letters []dlq.Letter
+	N       int
 	// Asked says the form was submitted (the dry run ran).
 	Asked bool
 	Kinds []kindCount
+	// KindsErr says why the kinds could not be counted.
+	KindsErr string
 }
+
+// More is how many letters the purge would delete beyond those shown.
+func (v dlqPurgeView) More() int { return v.N - len(v.Letters) }
 
 // dlqPurgePreview shows what a purge would delete, changing nothing.
 func (p *Panel) dlqPurgePreview(w http.ResponseWriter, r *http.Request) error {
@@ -185,7 +204,9 @@ func (p *Panel) dlqPurgePreview(w http.ResponseWriter, r *http.Request) error {
 	}
 	q := r.URL.Query()
 	v := dlqPurgeView{OlderThan: strings.TrimSpace(q.Get("older_than")), Kind: q.Get("kind"), At: p.deps.Now().UTC()}
-	if counts, err := p.deadCounts(r.Context()); err == nil {
+	if counts, err := p.deadCounts(r.Context()); err != nil {
+		v.KindsErr = err.Error()
+	} else {
 		v.Kinds = counts.ByKind
 	}
 	if v.OlderThan != "" {
@@ -194,7 +215,7 @@ func (p *Panel) dlqPurgePreview(w http.ResponseWriter, r *http.Request) error {
 			return Errorf(http.StatusBadRequest, "older than: %v", err)
 		}
 		v.Asked, v.Cutoff = true, v.At.Add(-d)
-		if v.Letters, err = dlq.Purge(r.Context(), p.deps.Client, d, v.At, v.Kind, true); err != nil {
+		if v.Letters, v.N, err = dlq.PurgePreview(r.Context(), p.deps.Client, d, v.At, v.Kind, dlqPreviewMax); err != nil {
 			return err
 		}
 	}

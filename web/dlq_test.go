@@ -116,6 +116,17 @@ func TestPanelDeadLettersPages(t *testing.T) {
 		if n := strings.Count(body, `<tr><td><a href="/dlq/`); n != 1 || !strings.Contains(body, `href="/dlq/`+sid+`"`) {
 			t.Fatalf("second page: %d rows, want the oldest one\n%s", n, body)
 		}
+		// A page past the newest 1000 is refused in place; one past what
+		// an int holds is no overflow, and a garbled one is the first.
+		for _, page := range []string{"41", "10000", "9223372036854775807"} {
+			if code, body := e.get(c, "/dlq?page="+page); code != http.StatusBadRequest || !strings.Contains(body, `class="error"`) ||
+				!strings.Contains(body, "newest 1000 dead letters") {
+				t.Fatalf("/dlq?page=%s: %d, want 400 in place\n%s", page, code, body)
+			}
+		}
+		if code, body := e.get(c, "/dlq?page=99999999999999999999"); code != http.StatusOK || strings.Count(body, `<tr><td><a href="/dlq/`) != 25 {
+			t.Fatalf("/dlq with a page past int: %d\n%s", code, body)
+		}
 	})
 }
 

@@ -78,7 +78,7 @@ func TestPanelBrowserHarness(t *testing.T) {
 			t.Fatalf("grid %q", cells)
 		}
 		b.do("open a cell", chromedp.Click(chromedp.CSS(`a[href="/bench/`+run.ID+`/cells/run-one-test/candidate/1"]`)),
-			chromedp.WaitVisible(chromedp.CSS("main h1")))
+			locationHas("/bench/"+run.ID+"/cells/run-one-test/candidate/1"), chromedp.WaitVisible(chromedp.CSS("main h1")))
 		b.shot("/bench/run/cell")
 		if got := b.text("main h1"); !strings.Contains(got, "run-one-test") {
 			t.Fatalf("cell heading %q", got)

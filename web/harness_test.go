@@ -37,11 +37,12 @@ func TestPanelHarnessEmpty(t *testing.T) {
 		e := newEnv(t, s)
 		c := e.httpClient(true)
 		for path, wants := range map[string][]string{
-			"/harness":             {"No harness entries yet", "mull harness refine --global", "No refinements yet", "No reviews yet"},
-			"/harness/refinements": {"No refinements yet", "mull harness apply FILE"},
-			"/harness/reviews":     {"No reviews yet", "harness.turn_interval"},
-			"/harness?kind=skill":  {"No entry matches"},
-			"/harness?page=2":      {"No entry matches"},
+			"/harness":                          {"No harness entries yet", "mull harness refine --global", "No refinements yet", "No reviews yet"},
+			"/harness/refinements":              {"No refinements yet", "mull harness apply FILE"},
+			"/harness/reviews":                  {"No reviews yet", "harness.turn_interval"},
+			"/harness?kind=skill":               {"No entry matches"},
+			"/harness?page=2":                   {"No entry matches"},
+			"/harness?page=9223372036854775807": {"No entry matches"},
 		} {
 			code, body := e.get(c, path)
 			if code != http.StatusOK {

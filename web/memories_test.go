@@ -331,7 +331,7 @@ func TestPanelBrowserMemories(t *testing.T) {
 			t.Fatalf("heading %q", got)
 		}
 		b.do("filter by kind fact", chromedp.SetValue(chromedp.CSS(`form.filters select[name=kind]`), "fact"),
-			chromedp.Submit(chromedp.CSS(`form.filters select[name=kind]`)), chromedp.WaitVisible(chromedp.CSS("table.memories")))
+			chromedp.Submit(chromedp.CSS(`form.filters select[name=kind]`)), locationHas("kind=fact"), chromedp.WaitVisible(chromedp.CSS("table.memories")))
 		if loc := b.location(); !strings.Contains(loc, "kind=fact") {
 			t.Fatalf("filtered to %s", loc)
 		}

@@ -173,12 +173,17 @@ type Pager struct {
 	URI string
 }
 
-// pager reads ?page from r.
+// maxPage caps ?page: no list of the panel's is that deep, and past it
+// Offset could overflow to a negative number.
+const maxPage = 10_000
+
+// pager reads ?page from r, from 1 to maxPage.
 func pager(r *http.Request, per int) Pager {
 	n, err := strconv.Atoi(r.URL.Query().Get("page"))
 	if err != nil || n < 1 {
 		n = 1
 	}
+	n = min(n, maxPage)
 	return Pager{Page: n, Per: per, URI: r.URL.RequestURI()}
 }
 
