@@ -13,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/learn/lesson"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
@@ -192,7 +193,9 @@ func TestPanelMemoryPage(t *testing.T) {
 // a login or without the form's CSRF token changes nothing.
 func TestPanelMemoryActions(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
-		e := newEnv(t, s)
+		// Scope both reads the global library, so a move there is allowed
+		// (under scope workspace it is refused: TestMoveMemoryScope).
+		e := newEnv(t, s, envOpts{Edit: func(c *config.Config) { c.Memory.Scope = "both" }})
 		c := e.httpClient(true)
 		ctx := context.Background()
 		id := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "fact", Text: "the build runs on port 8080", Origin: "retro"})
