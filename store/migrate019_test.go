@@ -16,7 +16,10 @@ import (
 func unmigrate019(t *testing.T, s *store.Store) {
 	t.Helper()
 	qs := []string{`drop table reflection_items`, `drop table reflections`, `drop table task_lessons`, `drop table tasks`,
-		`drop table memory_links`, `drop index memories_state_kind`, `drop index memories_task`, `drop index events_session_seq`}
+		`drop table memory_links`, `drop index memories_state_kind`, `drop index memories_task`, `drop index events_session_seq`,
+		// Later migrations' indexes on 019's columns (SQLite will not drop
+		// a column an index names).
+		`drop index memories_panel_counts`, `drop index memories_promoted_from`}
 	if s.Dialect == store.Postgres {
 		qs = append(qs, `drop function tasks_environment_written_once()`, `drop function task_lessons_written_once()`)
 	}
