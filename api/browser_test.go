@@ -3,38 +3,20 @@ package api_test
 import (
 	"context"
 	"net/http/httptest"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/mullhq/mull/internal/testbrowser"
+
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
 
-// chromium finds a Chromium to drive: $MULL_TEST_CHROMIUM, else the usual
-// names on $PATH. Without one the test skips, except under CI=true, where
-// a missing browser must not pass unnoticed (.ci/run installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("MULL_TEST_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const why = "no Chromium found (set MULL_TEST_CHROMIUM or install it: apt-get install chromium)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-	return ""
-}
+// chromium is the Chromium to drive (testbrowser.Chromium).
+func chromium(t *testing.T) string { return testbrowser.Chromium(t) }
 
 // browserDeadline is when the browser is stopped: a little before the
 // test's own deadline, and at most two minutes from now.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -12,28 +11,12 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/mullhq/mull/internal/testbrowser"
 )
 
-// chromium finds a Chromium to drive: $MULL_TEST_CHROMIUM, else the usual
-// names on $PATH. Without one the test skips loudly, except under CI=true,
-// where a missing browser must not pass unnoticed (.ci/run installs it).
-func chromium(t *testing.T) string {
-	t.Helper()
-	if p := os.Getenv("MULL_TEST_CHROMIUM"); p != "" {
-		return p
-	}
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "headless-shell"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	const why = "SKIPPING THE PANEL'S BROWSER TEST: no Chromium found (set MULL_TEST_CHROMIUM or install it: apt-get install chromium)"
-	if os.Getenv("CI") == "true" {
-		t.Fatal(why)
-	}
-	t.Skip(why)
-	return ""
-}
+// chromium is the Chromium to drive (testbrowser.Chromium).
+func chromium(t *testing.T) string { return testbrowser.Chromium(t) }
 
 // browser is a headless Chromium on an env's server: one per test, so no
 // cookie crosses tests.
