@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -90,4 +91,34 @@ func (s *Store) CompleteJobTx(ctx context.Context, tx *sql.Tx, id int64) error {
 		return fmt.Errorf("complete job %d: %w", id, err)
 	}
 	return nil
+}
+
+// JobAttempt is where one River job is: its state, its attempt (River
+// counts from 1 as each attempt starts, and gives a snoozed attempt back)
+// and when that attempt started (nil before the first).
+type JobAttempt struct {
+	State       string
+	Attempt     int
+	AttemptedAt *time.Time
+}
+
+// JobAttempt reads one River job's state and attempt by id, one read of
+// river_job's primary key, or an error wrapping ErrNotFound: what a bench
+// cell's capability is checked against on every call it makes (it works
+// only while the attempt that minted it is running).
+func (s *Store) JobAttempt(ctx context.Context, id int64) (JobAttempt, error) {
+	var j JobAttempt
+	var at sql.NullTime
+	err := s.DB.QueryRowContext(ctx, "select state, attempt, attempted_at from river_job where id = $1", id).Scan(&j.State, &j.Attempt, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return j, fmt.Errorf("job %d: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return j, fmt.Errorf("read job %d: %w", id, err)
+	}
+	if at.Valid {
+		t := at.Time.UTC()
+		j.AttemptedAt = &t
+	}
+	return j, nil
 }
