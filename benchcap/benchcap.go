@@ -52,6 +52,13 @@ type Claims struct {
 	// Job is the bench_cell job the cell runs in; Kind its kind.
 	Job  int64  `json:"job"`
 	Kind string `json:"kind"`
+	// Attempt is the job's attempt that minted the capability, and
+	// Started when River started it (attempted_at, Unix milliseconds): a
+	// snoozed attempt is given back, and the job's next run has the same
+	// number, started later. The capability works only while the job runs
+	// that attempt (Live).
+	Attempt int   `json:"attempt"`
+	Started int64 `json:"started"`
 	// Workspace is the run's workspace: with Kind, the budget keys
 	// (budget.Keys) its calls reserve under, as the judge's do.
 	Workspace string `json:"workspace"`
@@ -71,6 +78,9 @@ var (
 	ErrMalformed = errors.New("the bench capability is malformed (want " + Prefix + "<claims>.<mac>)")
 	ErrTampered  = errors.New("the bench capability does not verify: it was altered, or minted by another mull database")
 	ErrExpired   = errors.New("the bench capability has expired")
+	// ErrEnded: the cell the capability was minted for is over (its
+	// job's attempt is no longer running).
+	ErrEnded = errors.New("the bench capability's cell has ended")
 )
 
 // Is reports a token that claims to be a capability.
@@ -110,6 +120,35 @@ func Verify(key []byte, token string, now time.Time) (Claims, error) {
 		return Claims{}, fmt.Errorf("%w (at %s)", ErrExpired, c.ExpiresAt().Format(time.RFC3339))
 	}
 	return c, nil
+}
+
+// Jobs reads the job a capability names (the store).
+type Jobs interface {
+	JobAttempt(ctx context.Context, id int64) (store.JobAttempt, error)
+}
+
+// Live checks that the cell c was minted for is still running: its job is
+// running, on the attempt that minted c, started when that attempt was.
+// A capability must not outlive its cell: once the cell's DSH is done
+// (or killed, or its attempt failed and a new one minted its own), what
+// it left behind (a process the agent started in the background, a file
+// holding the token) calls nothing. An error wrapping ErrEnded says which
+// way the cell ended; another is the job that could not be read.
+func Live(ctx context.Context, jobs Jobs, c Claims) error {
+	j, err := jobs.JobAttempt(ctx, c.Job)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return fmt.Errorf("%w: this cell's job %d no longer exists", ErrEnded, c.Job)
+	case err != nil:
+		return err
+	case j.State != "running":
+		return fmt.Errorf("%w: this cell's job %d is no longer running (state %s)", ErrEnded, c.Job, j.State)
+	case j.Attempt != c.Attempt:
+		return fmt.Errorf("%w: this capability is for attempt %d of this cell's job %d, which is now on attempt %d", ErrEnded, c.Attempt, c.Job, j.Attempt)
+	case j.AttemptedAt == nil || j.AttemptedAt.UnixMilli() != c.Started:
+		return fmt.Errorf("%w: this capability is for a run of attempt %d of this cell's job %d that was snoozed; the job has started again since", ErrEnded, c.Attempt, c.Job)
+	}
+	return nil
 }
 
 func mac(key []byte, payload string) []byte {

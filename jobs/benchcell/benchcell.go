@@ -135,7 +135,11 @@ func (w *Worker) Step(ctx context.Context, step *workflows.Step[Args]) (workflow
 // evidence.
 func (w *Worker) score(ctx context.Context, step *workflows.Step[Args], in benches.CellInput) (*Outcome, bench.Verdict, error) {
 	a := step.Args
-	out, err := w.Executor.Execute(ctx, Input{CellInput: in, Side: a.Side, Iteration: a.Iteration, JobID: step.Job.ID, Kind: step.Job.Kind})
+	job := Input{CellInput: in, Side: a.Side, Iteration: a.Iteration, JobID: step.Job.ID, Kind: step.Job.Kind, Attempt: step.Job.Attempt}
+	if step.Job.AttemptedAt != nil {
+		job.AttemptedAt = *step.Job.AttemptedAt
+	}
+	out, err := w.Executor.Execute(ctx, job)
 	if err != nil {
 		return nil, bench.Verdict{}, err
 	}

@@ -98,6 +98,12 @@ func start(t *testing.T, s *store.Store, script *fakeds.Script, limits map[strin
 // stays 10ms).
 func startWith(t *testing.T, s *store.Store, script *fakeds.Script, limits map[string]config.Limit, o config.JobOverride) *env {
 	t.Helper()
+	return startExec(t, s, script, limits, o, nil)
+}
+
+// startExec is startWith with the cells' executor (nil: the LLM's).
+func startExec(t *testing.T, s *store.Store, script *fakeds.Script, limits map[string]config.Limit, o config.JobOverride, x benchcell.Executor) *env {
+	t.Helper()
 	l := llmtest.New(t, s, llmtest.Options{Fake: fakeds.Options{Script: script},
 		Edit: func(c *config.Config) { c.Budget.Limits = limits }})
 	o.Backoff = config.Duration(10 * time.Millisecond)
@@ -111,8 +117,10 @@ func startWith(t *testing.T, s *store.Store, script *fakeds.Script, limits map[s
 		Snapshot: bench.Snapshot{ID: "snap_cand", Kind: bench.MemorySnapshot, StateHash: "h-cand",
 			Digest: "- always use pnpm, never npm\n- the API lives in server/api.ts"},
 	}}
-	benchcell.Register(reg, runner, &benchcell.Worker{Service: svc, LLM: l.LLM, Executor: &benchcell.LLMExecutor{LLM: l.LLM, Config: cfg},
-		Config: cfg, Logger: enginetest.Logger()})
+	if x == nil {
+		x = &benchcell.LLMExecutor{LLM: l.LLM, Config: cfg}
+	}
+	benchcell.Register(reg, runner, &benchcell.Worker{Service: svc, LLM: l.LLM, Executor: x, Config: cfg, Logger: enginetest.Logger()})
 	client := enginetest.NewClient(t, s, reg, l.Config, true)
 	e := &env{s: s, l: l, runner: runner, client: client, events: enginetest.Events(t, client), svc: svc}
 	if err := client.Start(context.Background()); err != nil {

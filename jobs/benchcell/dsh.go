@@ -26,8 +26,9 @@ import (
 // is the cell's evidence (SessionEvidence) and is kept with the cell.
 //
 // DSH runs an agent that can read its own environment, so the cell gets
-// none of mull's secrets: one capability (benchcap), minted for this cell
-// and expiring after its timeout, is its DeepSeek key (mull's LLM proxy,
+// none of mull's secrets: one capability (benchcap), minted for this cell,
+// good while the job attempt running it runs and never past its timeout,
+// is its DeepSeek key (mull's LLM proxy,
 // its DEEPSEEK_BASE_URL, checks it, charges the run's budget, records the
 // call under the cell's job and calls DeepSeek with mull's key) and its
 // plugin's token (it reads the cell's snapshot and nothing else).
@@ -100,8 +101,9 @@ func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
 }
 
 // mint is the cell's capability: its run, side, case, iteration and
-// snapshot, its job and the run's budget keys, until its timeout and a
-// margin have passed.
+// snapshot, its job's attempt and the run's budget keys, while that
+// attempt runs (benchcap.Live) and until its timeout and a margin have
+// passed at most.
 func (e *DSHExecutor) mint(ctx context.Context, in Input) (string, error) {
 	if e.Capabilities == nil {
 		return "", errors.New("no capability minter: the DSH executor is not wired to the store")
@@ -111,7 +113,8 @@ func (e *DSHExecutor) mint(ctx context.Context, in Input) (string, error) {
 		now = e.Now
 	}
 	c := benchcap.Claims{Run: in.Run.ID, Side: in.Side, Case: in.Case.ID, Iteration: in.Iteration, Snapshot: in.Snapshot.ID,
-		Job: in.JobID, Kind: in.Kind, Workspace: in.Run.Workspace, Model: e.Model, Expires: now().Add(e.Timeout + CapabilityMargin).Unix()}
+		Job: in.JobID, Kind: in.Kind, Attempt: in.Attempt, Started: in.AttemptedAt.UnixMilli(), Workspace: in.Run.Workspace, Model: e.Model,
+		Expires: now().Add(e.Timeout + CapabilityMargin).Unix()}
 	tok, err := e.Capabilities.Mint(ctx, c)
 	if err != nil {
 		return "", fmt.Errorf("mint the cell's capability: %w", err)

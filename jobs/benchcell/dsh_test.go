@@ -8,13 +8,19 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river/rivertype"
+
 	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/benches"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/jobs/benchcell"
 	"github.com/mullhq/mull/learn/bench"
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
 )
 
 // The real DSH logs at ../shared (its FORMAT.md describes them).
@@ -153,7 +159,8 @@ func (f fakeCmd) seen(t *testing.T, name string) string {
 func dshInput() benchcell.Input {
 	return benchcell.Input{CellInput: benches.CellInput{Run: benches.Run{ID: "bench_1", Workspace: "/w"},
 		Case:     bench.Case{ID: "c1", Statement: "Add a GET /api/health endpoint; use pnpm."},
-		Snapshot: bench.Snapshot{ID: "snap_cand", Kind: bench.MemorySnapshot}}, JobID: 7, Kind: "bench_cell"}
+		Snapshot: bench.Snapshot{ID: "snap_cand", Kind: bench.MemorySnapshot}}, JobID: 7, Kind: "bench_cell",
+		Attempt: 2, AttemptedAt: time.Date(2026, 12, 6, 7, 59, 0, 0, time.UTC)}
 }
 
 // minter records the claims it mints for, and mints "mullcap1.cell".
@@ -172,7 +179,8 @@ func (m *minter) Mint(_ context.Context, c benchcap.Claims) (string, error) {
 // key and the plugin's token), mull's LLM proxy as DeepSeek's URL and
 // telemetry off, but nothing else of mull's: not DeepSeek's real key, not
 // mull's API or admin token. The capability is minted for exactly this
-// cell, expiring its timeout and a margin from now. The session log it
+// cell and the job attempt running it, expiring its timeout and a margin
+// from now at the latest. The session log it
 // leaves is the evidence.
 func TestDSHExecutorRunsHeadless(t *testing.T) {
 	for k, v := range map[string]string{"MULL_ADMIN_TOKEN": "must-not-reach-dsh-admin", "MULL_API_TOKEN": "must-not-reach-dsh-api",
@@ -212,7 +220,7 @@ func TestDSHExecutorRunsHeadless(t *testing.T) {
 		t.Errorf("mull's environment leaked into DSH's:\n%s", env)
 	}
 	want := benchcap.Claims{Run: "bench_1", Side: bench.Candidate, Case: "c1", Iteration: 2, Snapshot: "snap_cand", Job: 7, Kind: "bench_cell",
-		Workspace: "/w", Model: "deepseek-v4-flash", Expires: now.Add(time.Minute + benchcell.CapabilityMargin).Unix()}
+		Attempt: 2, Started: in.AttemptedAt.UnixMilli(), Workspace: "/w", Model: "deepseek-v4-flash", Expires: now.Add(time.Minute + benchcell.CapabilityMargin).Unix()}
 	if len(caps.claims) != 1 || caps.claims[0] != want {
 		t.Errorf("minted %+v, want %+v", caps.claims, want)
 	}
@@ -279,4 +287,60 @@ func TestCellPromptIsNeverAFlag(t *testing.T) {
 			t.Errorf("CellPrompt(%q) = %q", st, p)
 		}
 	}
+}
+
+// liveMinter mints real claims and checks, as each is minted (while the
+// attempt minting it runs), that it is live and every earlier one is not;
+// its first mint makes the fake DSH fail (no session log), so the job is
+// retried, and the next succeed.
+type liveMinter struct {
+	t      *testing.T
+	jobs   benchcap.Jobs
+	f      fakeCmd
+	mu     sync.Mutex
+	claims []benchcap.Claims
+}
+
+func (m *liveMinter) Mint(ctx context.Context, c benchcap.Claims) (string, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := benchcap.Live(ctx, m.jobs, c); err != nil {
+		m.t.Errorf("attempt %d's capability, minted while it runs: %v", c.Attempt, err)
+	}
+	for _, old := range m.claims {
+		if err := benchcap.Live(ctx, m.jobs, old); !errors.Is(err, benchcap.ErrEnded) {
+			m.t.Errorf("attempt %d's capability during attempt %d: %v, want ErrEnded", old.Attempt, c.Attempt, err)
+		}
+	}
+	m.claims = append(m.claims, c)
+	m.f.mode(m.t, map[bool]string{true: "nolog", false: "ok"}[len(m.claims) == 1])
+	return "mullcap1.cell", nil
+}
+
+// A DSH cell's capability is minted for the job attempt running the cell
+// (River's attempt and its attempted_at): live while that attempt runs,
+// refused once a retry started the next, and the last refused once the
+// job completed.
+func TestDSHCapabilityLivesWithItsAttempt(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		f := newFakeDSH(t)
+		caps := &liveMinter{t: t, jobs: s, f: f}
+		x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh"), Timeout: time.Minute, Model: "deepseek-v4-flash",
+			SelfURL: "http://127.0.0.1:7788", Capabilities: caps, TempDir: t.TempDir()}
+		e := startExec(t, s, nil, nil, config.JobOverride{}, x)
+		job, _ := e.final(t, e.run(t, bench.Candidate))
+		if job.State != rivertype.JobStateCompleted || job.Attempt != 2 {
+			t.Fatalf("job %s after %d attempts (%v), want completed on the 2nd", job.State, job.Attempt, job.Errors)
+		}
+		caps.mu.Lock()
+		defer caps.mu.Unlock()
+		if len(caps.claims) != 2 || caps.claims[0].Attempt != 1 || caps.claims[1].Attempt != 2 || caps.claims[1].Job != job.ID ||
+			caps.claims[1].Started != job.AttemptedAt.UnixMilli() {
+			t.Fatalf("minted %+v, want attempts 1 and 2 of job %d, the 2nd started at %v", caps.claims, job.ID, job.AttemptedAt)
+		}
+		if err := benchcap.Live(t.Context(), s, caps.claims[1]); !errors.Is(err, benchcap.ErrEnded) ||
+			!strings.Contains(err.Error(), "is no longer running (state completed)") {
+			t.Errorf("the last capability after the job completed: %v", err)
+		}
+	})
 }

@@ -3,6 +3,7 @@ package benchcell
 import (
 	"cmp"
 	"context"
+	"time"
 
 	"github.com/mullhq/mull/benches"
 	"github.com/mullhq/mull/config"
@@ -20,13 +21,17 @@ type Executor interface {
 }
 
 // Input is what an executor gets: the cell's run, case and snapshot, and
-// the job making its calls.
+// the job making its calls: its id, kind, and the attempt running it
+// (its number and start, River's attempted_at), which a DSH cell's
+// capability is good for only while it runs.
 type Input struct {
 	benches.CellInput
-	Side      bench.Side
-	Iteration int
-	JobID     int64
-	Kind      string
+	Side        bench.Side
+	Iteration   int
+	JobID       int64
+	Kind        string
+	Attempt     int
+	AttemptedAt time.Time
 }
 
 // LLMExecutor is the seed's executor (bench.executor = llm): one JSON-mode
