@@ -39,7 +39,8 @@ func (s *Server) routesLLMProxy() {
 // completions wire format, answered as DeepSeek answers (SSE passed
 // through as it arrives when the request streams). Its own refusals are
 // in DeepSeek's error shape, which DSH shows: 401 for a capability that
-// is missing, altered or expired; 402 while the LLM queue is paused or
+// is missing, altered or expired, or whose cell's job attempt is no
+// longer running; 402 while the LLM queue is paused or
 // the run's budget has no room (DSH does not retry a 402, and waiting
 // inside a cell's timeout would not help); 400 for a body that is no chat
 // request or one whose model (the capability's, which the body's is

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -27,7 +28,7 @@ import (
 
 // proxyRig is a server with the LLM proxy over a fake DeepSeek, a budget
 // ledger, an admin token and a clock the test moves, and one memory run
-// whose cell job 4242 is noted.
+// whose cell job, running (its first attempt), is noted.
 type proxyRig struct {
 	t      *testing.T
 	s      *store.Store
@@ -37,11 +38,11 @@ type proxyRig struct {
 	c      *engine.Client
 	reg    *engine.Registry
 	run    runBody
+	job    *storetest.Job
 	offset atomic.Int64
 }
 
 const (
-	cellJob   = int64(4242)
 	realKey   = "sk-real-deepseek"
 	adminTok  = "adm"
 	generalTk = "tok"
@@ -76,14 +77,16 @@ func newProxyRig(t *testing.T, s *store.Store) *proxyRig {
 	expect(t, serve(p.srv, "POST", "/v1/admin/bench/freeze", `{"set":"demo"}`, bearer(adminTok)), http.StatusOK, nil)
 	expect(t, serve(p.srv, "POST", "/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":1}`, bearer(adminTok)),
 		http.StatusAccepted, &p.run)
-	if err := b.NoteCellJob(t.Context(), p.run.Run.ID, cellJob); err != nil {
+	p.job = storetest.StartJob(t, s, "bench_cell")
+	if err := b.NoteCellJob(t.Context(), p.run.Run.ID, p.job.Row.ID); err != nil {
 		t.Fatal(err)
 	}
 	return p
 }
 
 // capability mints the capability of the run's candidate cell of case
-// build, for snapshot (the candidate's when ""), expiring in 5 minutes.
+// build, for snapshot (the candidate's when ""), as its job's running
+// attempt would, expiring in 5 minutes.
 func (p *proxyRig) capability(snapshot string) string {
 	p.t.Helper()
 	return p.capabilityFor(snapshot, "deepseek-v4-flash")
@@ -96,7 +99,7 @@ func (p *proxyRig) capabilityFor(snapshot, model string) string {
 		snapshot = p.run.Run.Candidate
 	}
 	tok, err := benchcap.NewKeyring(p.s).Mint(p.t.Context(), benchcap.Claims{Run: p.run.Run.ID, Side: bench.Candidate, Case: "build",
-		Iteration: 1, Snapshot: snapshot, Job: cellJob, Kind: "bench_cell", Workspace: "/w", Model: model, Expires: time.Now().Add(5 * time.Minute).Unix()})
+		Iteration: 1, Snapshot: snapshot, Job: p.job.Row.ID, Attempt: p.job.Row.Attempt, Started: p.job.Row.AttemptedAt.UnixMilli(), Kind: "bench_cell", Workspace: "/w", Model: model, Expires: time.Now().Add(5 * time.Minute).Unix()})
 	if err != nil {
 		p.t.Fatal(err)
 	}
@@ -159,7 +162,7 @@ func TestLLMProxyRelaysAndAccounts(t *testing.T) {
 		u := got.Usage
 		spent := int64(u.PromptTokens + u.CompletionTokens)
 
-		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if err != nil || len(calls) != 1 {
 			t.Fatalf("calls of the cell's job: %+v %v", calls, err)
 		}
@@ -201,7 +204,7 @@ func TestLLMProxyRelaysAndAccounts(t *testing.T) {
 		if len(out.Choices) != 1 || out.Usage.PromptTokens == 0 || p.fake.Requests()[1].MaxTokens != 300 {
 			t.Errorf("non-streamed: %s (max_tokens sent %d)", rec.Body, p.fake.Requests()[1].MaxTokens)
 		}
-		if calls, _ := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob}); len(calls) != 2 {
+		if calls, _ := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID}); len(calls) != 2 {
 			t.Errorf("%d calls after the second, want 2", len(calls))
 		}
 	})
@@ -249,7 +252,7 @@ func TestLLMProxyRefuses(t *testing.T) {
 		if n := len(p.fake.Requests()); n != 0 {
 			t.Fatalf("DeepSeek got %d requests from refused calls", n)
 		}
-		calls, _ := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, _ := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if len(calls) != 2 || calls[0].ErrorReason != "budget" || calls[1].ErrorReason != "budget_too_small" {
 			t.Errorf("calls %+v, want both budget refusals recorded, newest first", calls)
 		}
@@ -296,6 +299,41 @@ func TestBenchInjectCapability(t *testing.T) {
 	})
 }
 
+// A capability works only while the job attempt that minted it runs,
+// on the proxy and the inject route alike: once a retry has started the
+// job's next attempt, the first attempt's capability is refused (401,
+// naming both attempts) and the new one's works; once the job completed,
+// that one is refused too ("no longer running (state completed)"),
+// however far its expiry. Nothing refused reaches DeepSeek.
+func TestCellCapabilityEndsWithItsJob(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		p := newProxyRig(t, s)
+		cand := p.run.Run.Candidate
+		inject := func(tok string) *httptest.ResponseRecorder {
+			return serve(p.srv, "GET", "/v1/bench/snapshots/"+cand+"/inject", "", bearer(tok))
+		}
+		first := p.capability("")
+		expect(t, p.post(chat, bearer(first)), http.StatusOK, nil)
+		expect(t, inject(first), http.StatusOK, nil)
+
+		p.job.Retry()
+		second := p.capability("")
+		stale := fmt.Sprintf("this capability is for attempt 1 of this cell's job %d, which is now on attempt 2", p.job.Row.ID)
+		proxyErr(t, p.post(chat, bearer(first)), http.StatusUnauthorized, stale)
+		expectError(t, inject(first), http.StatusUnauthorized, stale)
+		expect(t, p.post(chat, bearer(second)), http.StatusOK, nil)
+		expect(t, inject(second), http.StatusOK, nil)
+
+		p.job.Complete()
+		ended := fmt.Sprintf("this cell's job %d is no longer running (state completed)", p.job.Row.ID)
+		proxyErr(t, p.post(chat, bearer(second)), http.StatusUnauthorized, ended)
+		expectError(t, inject(second), http.StatusUnauthorized, ended)
+		if n := len(p.fake.Requests()); n != 2 {
+			t.Errorf("DeepSeek got %d requests, want the 2 made while an attempt ran", n)
+		}
+	})
+}
+
 // A body with a NUL, a lone surrogate or invalid UTF-8 in a message (a
 // tool's output can hold them) is relayed, not refused: the proxy stores
 // none of it but the call's record, whose messages are JSON-encoded and
@@ -307,7 +345,7 @@ func TestLLMProxyRelaysBadBytes(t *testing.T) {
 		capTok := p.capability("")
 		body := strings.Replace(chat, "Build the binary", `Build \u0000 the \ud800 binary `+"\xff", 1)
 		expect(t, p.post(body, bearer(capTok)), http.StatusOK, nil)
-		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if err != nil || len(calls) != 1 || calls[0].Outcome != "ok" {
 			t.Fatalf("calls %+v %v", calls, err)
 		}
@@ -338,7 +376,7 @@ func TestLLMProxyKeepsTheAnswer(t *testing.T) {
 		for _, body := range []string{chat, strings.Replace(chat, `"stream":true`, `"stream":false`, 1)} {
 			expect(t, p.post(body, bearer(capTok)), http.StatusOK, nil)
 		}
-		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if err != nil || len(calls) != 2 {
 			t.Fatalf("calls %+v %v", calls, err)
 		}
@@ -392,7 +430,7 @@ func TestLLMProxyChargesCutStream(t *testing.T) {
 		resp.Body.Close()
 		ts.Close() // waits for the proxy's handler, which settles the call
 
-		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if err != nil || len(calls) != 1 {
 			t.Fatalf("calls of the cell's job: %+v %v", calls, err)
 		}
@@ -430,7 +468,7 @@ func TestLLMProxyForcesModel(t *testing.T) {
 		if reqs := p.fake.Requests(); len(reqs) != 1 || reqs[0].Model != "deepseek-v4-flash" {
 			t.Fatalf("DeepSeek got %+v, want one request for the capability's model", reqs)
 		}
-		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: cellJob})
+		calls, err := s.ListLLMCalls(t.Context(), store.LLMCallFilter{JobID: p.job.Row.ID})
 		if err != nil || len(calls) != 1 || calls[0].Model != "deepseek-v4-flash" {
 			t.Fatalf("calls %+v %v", calls, err)
 		}
