@@ -45,7 +45,7 @@ func newBenchRig(t *testing.T, s *store.Store, edit ...func(*config.Config)) *be
 	b := registerBench(reg, s, cfg, hs, mem)
 	c := enginetest.NewClient(t, s, reg, cfg, false)
 	srv, err := api.New(t.Context(), api.Deps{Store: s, Client: c, Registry: reg, Logger: enginetest.Logger(),
-		Config: cfg, Harness: hs, Memories: mem, Bench: b})
+		AdminToken: cfg.AdminToken, Config: cfg, Harness: hs, Memories: mem, Bench: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,8 @@ type Service struct {
 	memories *memories.Service
 	runner   *workflows.Runner
 	logger   *slog.Logger
+	// admin: mull has an admin token (WithAdminToken).
+	admin bool
 }
 
 // New makes a Service. Unset config keys take their defaults.
@@ -231,12 +233,18 @@ func (s *Service) Snapshots(ctx context.Context, limit int) ([]bench.Snapshot, e
 // check: else a *bench.DeltaError before any cell runs), stores the run
 // and its candidate snapshot and starts its workflow, in one transaction.
 func (s *Service) StartRun(ctx context.Context, client *engine.Client, r RunRequest) (Run, error) {
+	if err := s.checkExecutor("run"); err != nil {
+		return Run{}, err
+	}
 	return s.startRun(ctx, client, r)
 }
 
 // StartMemoryRun captures the workspace's digest (candidate) and an empty
 // one (reference) and starts the run like StartRun.
 func (s *Service) StartMemoryRun(ctx context.Context, client *engine.Client, r MemoryRunRequest) (Run, error) {
+	if err := s.checkExecutor("memory"); err != nil {
+		return Run{}, err
+	}
 	return s.startMemoryRun(ctx, client, r)
 }
 

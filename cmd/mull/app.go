@@ -128,7 +128,8 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.harness = harnesses.New(a.store, a.cfg.Harness, a.log.With("component", "harness"))
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection).
 		WithLedger(a.negledger)
-	a.bench = benches.New(a.store, a.cfg.Bench, a.harness, a.memories, a.runner, a.log.With("component", "bench"))
+	a.bench = benches.New(a.store, a.cfg.Bench, a.harness, a.memories, a.runner, a.log.With("component", "bench")).
+		WithAdminToken(a.cfg.AdminToken != "")
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,

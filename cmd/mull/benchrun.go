@@ -49,6 +49,8 @@ benchmark:run:candidate-delta and nothing is stored.
 Cells run in parallel as retried bench_cell jobs; their LLM calls charge
 --workspace's budget key (and the global one). A failed cell (after its
 retries) has no score. The decision is made by code when every cell is in.
+With bench.executor = dsh a run needs MULL_ADMIN_TOKEN set (see 'mull bench
+memory --help').
 ` + benchExit + `
 
 Examples:
@@ -96,7 +98,9 @@ mull's memory is worth on these tasks: mull measuring its own learning
 effect.
 
 With bench.executor = dsh each cell is a real DSH headless session, the
-side's snapshot injected by mull's DSH plugin (its benchSnapshot mode).
+side's snapshot injected by mull's DSH plugin (its benchSnapshot mode);
+such a run needs MULL_ADMIN_TOKEN set (here and for mull serve): without
+one every loopback caller, a cell's agent included, is mull's admin.
 ` + benchExit + `
 
 Examples:

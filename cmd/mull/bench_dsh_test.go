@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+)
+
+// With bench.executor = dsh and no admin token, `mull bench memory` and
+// `mull bench run` start nothing (exit 1, the error naming
+// MULL_ADMIN_TOKEN and why): the run's DSH cells would reach a mull whose
+// every loopback caller is its admin. With MULL_ADMIN_TOKEN set the same
+// memory run starts.
+func TestBenchDSHNeedsAdminToken(t *testing.T) {
+	for _, dialect := range []string{store.SQLite, store.Postgres} {
+		t.Run(dialect, func(t *testing.T) {
+			db := storetest.Database(t, dialect)
+			ctx := context.Background()
+			base := []string{"--database-url", dbURL(db)}
+			m := func(args ...string) (int, string, string) {
+				t.Helper()
+				return mull(t, ctx, append(base, args...)...)
+			}
+			must := func(args ...string) string {
+				t.Helper()
+				code, out, errOut := m(args...)
+				if code != 0 {
+					t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
+				}
+				return out
+			}
+			must("migrate")
+			must("bench", "cases", "add", "--file", "../../examples/bench-cases.json")
+			must("bench", "cases", "freeze", "--set", "demo")
+			t.Setenv("MULL_BENCH_EXECUTOR", "dsh")
+			t.Setenv("MULL_BENCH_DSH_COMMAND", "dsh-not-run-here")
+			t.Setenv("MULL_ADMIN_TOKEN", "")
+			for _, args := range [][]string{
+				{"bench", "memory", "--cases", "demo", "--workspace", "/w"},
+				{"bench", "run", "refine_x", "--reference", "before"},
+			} {
+				code, out, errOut := m(args...)
+				if code != 1 || !strings.Contains(errOut, "dsh-needs-admin-token") || !strings.Contains(errOut, "MULL_ADMIN_TOKEN") ||
+					!strings.Contains(errOut, "loopback") {
+					t.Fatalf("%v without an admin token: exit %d\n%s%s", args, code, out, errOut)
+				}
+			}
+			if out := must("bench", "list"); strings.Contains(out, "bench_") {
+				t.Fatalf("runs after the refusals:\n%s", out)
+			}
+			t.Setenv("MULL_ADMIN_TOKEN", "adm-cli-test")
+			if out := must("bench", "memory", "--cases", "demo", "--workspace", "/w"); !strings.Contains(out, "bench_") {
+				t.Fatalf("with an admin token:\n%s", out)
+			}
+		})
+	}
+}
