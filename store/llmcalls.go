@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -193,7 +194,11 @@ type LLMCallFilter struct {
 	Workspace string
 	Since     time.Time
 	Until     time.Time
-	Limit     int
+	// BenchRunID keeps the calls of a benchmark run's jobs: those its
+	// progress sums (BenchRunsProgress).
+	BenchRunID string
+	// Limit caps the rows ListLLMCalls returns; Offset skips rows first.
+	Limit, Offset int
 }
 
 func (f LLMCallFilter) where() (string, []any) {
@@ -218,37 +223,51 @@ func (f LLMCallFilter) where() (string, []any) {
 	if !f.Until.IsZero() {
 		add("created_at < $%d", f.Until.UTC())
 	}
+	if f.BenchRunID != "" {
+		args = append(args, f.BenchRunID)
+		run := "r.id = $" + strconv.Itoa(len(args))
+		conds = append(conds, "job_id in (select job_id from ("+benchRunJobs(run)+") j)")
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " where " + strings.Join(conds, " and "), args
 }
 
-// ListLLMCalls returns call records, newest first.
+// ListLLMCalls returns call records, newest first: f.Limit of them (100
+// when 0, at most 10000) after skipping f.Offset.
 func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, error) {
-	where, args := f.where()
+	return s.listLLMCalls(ctx, f, 10000)
+}
+
+// listLLMCalls is ListLLMCalls with its limit capped at most (over it, or
+// 0: 100).
+func (s *Store) listLLMCalls(ctx context.Context, f LLMCallFilter, most int) ([]LLMCall, error) {
+	if f.Offset < 0 {
+		return nil, fmt.Errorf("list llm calls: offset %d is negative", f.Offset)
+	}
 	limit := f.Limit
-	if limit <= 0 || limit > 10000 {
+	if limit <= 0 || limit > most {
 		limit = 100
 	}
-	rows, err := s.DB.QueryContext(ctx, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
+	where, args := f.where()
+	args = append(args, limit, f.Offset)
+	out, err := queryAll(ctx, s.DB, scanLLMCall, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
 		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at
-		from llm_calls`+where+fmt.Sprintf(" order by created_at desc, id limit %d", limit), args...)
+		from llm_calls`+where+` order by created_at desc, id limit $`+strconv.Itoa(len(args)-1)+` offset $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMCall
-	for rows.Next() {
-		var c LLMCall
-		if err := rows.Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens, &c.CompletionTokens,
-			&c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome, &c.ErrorReason, &c.Error, &c.CreatedAt); err != nil {
-			return nil, fmt.Errorf("list llm calls: %w", err)
-		}
-		c.CreatedAt = c.CreatedAt.UTC()
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// scanLLMCall reads a call record without its messages and answer.
+func scanLLMCall(r scanner) (LLMCall, error) {
+	var c LLMCall
+	err := r.Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens, &c.CompletionTokens,
+		&c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome, &c.ErrorReason, &c.Error, &c.CreatedAt)
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, err
 }
 
 // ErrNoLLMCall is GetLLMCall's error for an id no record has.

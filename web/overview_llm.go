@@ -93,8 +93,8 @@ func (p *Panel) llmCalls(w http.ResponseWriter, r *http.Request) error {
 		v.Sum.CostNanoUSD += s.CostNanoUSD
 	}
 	v.SumUSD = budget.USD(v.Sum.CostNanoUSD)
-	f.Limit = pg.Limit()
-	calls, err := p.deps.Store.LLMCallPage(r.Context(), f, pg.Offset())
+	f.Limit, f.Offset = pg.Limit(), pg.Offset()
+	calls, err := p.deps.Store.LLMCallPage(r.Context(), f)
 	if err != nil {
 		return err
 	}
