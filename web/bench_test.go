@@ -4,6 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -59,6 +60,8 @@ func TestPanelBenchRun(t *testing.T) {
 		}
 		wantIn(t, "/bench", body, `href="/bench/`+run.ID+`"`, "decided", string(run.Decision.Status), ">4/4</a>",
 			`href="/bench/`+run.ID+`#failures">2</a>`, "memory of")
+		runLLM := "/llm?run=" + run.ID
+		wantLinked(t, "/bench", body, runLLM, commas(run.Tokens), runLLM, dollars(run.CostUSD))
 		_, body = e.get(c, "/bench?kind=refinement")
 		wantIn(t, "refinement runs", body, "No benchmark run matches")
 
@@ -77,6 +80,25 @@ func TestPanelBenchRun(t *testing.T) {
 		wantIn(t, "run page", body, "REJECTED", html.EscapeString(d.Reasons[0]), "run-one-test", "broken-case", "malformed-executor-json",
 			`href="/bench/`+run.ID+`/cells/broken-case/candidate/1"`, `href="/bench/`+run.ID+`/cells/run-one-test/reference/1"`,
 			"Frozen cases", run.Reference, run.Candidate, "Reference", "Candidate")
+		wantLinked(t, "run page", body, runLLM, commas(run.Tokens), runLLM, dollars(run.CostUSD),
+			"#cases", strconv.Itoa(len(run.CaseIDs))+" frozen cases", "#grid", commas(int64(run.Done))+" / "+commas(int64(run.Total)))
+		// The tokens' link lists the calls they sum, and only those.
+		calls, err := s.LLMCallPage(context.Background(), store.LLMCallFilter{BenchRunID: run.ID, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens int64
+		for _, call := range calls {
+			tokens += call.PromptTokens + call.CompletionTokens
+		}
+		if tokens != run.Tokens || len(calls) == 0 {
+			t.Fatalf("run %s: %d calls of %d tokens; its page says %d tokens", run.ID, len(calls), tokens, run.Tokens)
+		}
+		_, llmBody := e.get(c, runLLM)
+		wantIn(t, runLLM, llmBody, `href="/bench/`+run.ID+`"`, commas(int64(len(calls)))+" calls")
+		for _, call := range calls[:min(len(calls), 50)] {
+			wantIn(t, runLLM, llmBody, `href="/llm/`+call.ID+`"`)
+		}
 		for _, c := range run.Cells {
 			if c.CaseHash == "" || !strings.Contains(body, c.CaseHash) {
 				t.Fatalf("the page lacks case %s's hash %q", c.CaseID, c.CaseHash)

@@ -71,6 +71,11 @@ func TestPanelHarnessPages(t *testing.T) {
 		e := newEnv(t, s)
 		d := harnessFixture(t, e)
 		c := e.httpClient(true)
+		for _, session := range []string{"sess-inj-1", "sess-inj-2", "sess-inj-1"} {
+			if err := e.Harn.RecordInjections(context.Background(), session, []string{"global:memory:" + d.Entry}); err != nil {
+				t.Fatal(err)
+			}
+		}
 
 		code, body := e.get(c, "/harness")
 		if code != http.StatusOK {
@@ -78,6 +83,8 @@ func TestPanelHarnessPages(t *testing.T) {
 		}
 		wantIn(t, "/harness", body, d.Entry, ">v2<", d.Created, d.Updated, "/harness/refinements/"+d.Updated+"/rollback",
 			`<span class="badge ok">approved</span>`, "manual", "global (1)")
+		entry := "/harness/entries/memory/" + d.Entry
+		wantLinked(t, "/harness", body, entry+"#injections", "3", entry+"#versions", "v2")
 
 		code, body = e.get(c, "/harness/entries/memory/"+d.Entry)
 		if code != http.StatusOK {
@@ -85,6 +92,10 @@ func TestPanelHarnessPages(t *testing.T) {
 		}
 		wantIn(t, "entry page", body, `id="v2"`, `id="v1"`, "<ins>+ "+updatedLine+"</ins>", "from v1: +1 −0 lines",
 			"/harness/refinements/"+d.Created, "/harness/refinements/"+d.Updated)
+		wantLinked(t, "entry page", body, "#injections", "3", "/sessions/sess-inj-1", "sess-inj-1", "/sessions/sess-inj-2", "sess-inj-2")
+		if i, j := strings.Index(body, "sess-inj-1"), strings.Index(body, "sess-inj-2"); i > j {
+			t.Fatalf("entry page: the sessions are not the latest first:\n%s", body)
+		}
 		code, body = e.get(c, "/harness/entries/memory/"+d.Entry+"?from=2&to=1")
 		if code != http.StatusOK {
 			t.Fatalf("compare: %d", code)
