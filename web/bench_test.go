@@ -33,12 +33,8 @@ func TestPanelBenchEmpty(t *testing.T) {
 			"mull bench cases freeze --set demo", "mull bench memory --cases demo --wait")
 		_, body = e.get(c, "/bench?status=running")
 		wantIn(t, "filtered /bench", body, "No benchmark run matches")
-		if code, _ := e.get(c, "/bench?status=nope"); code != http.StatusBadRequest {
-			t.Fatalf("bad status: %d", code)
-		}
-		if code, body := e.get(c, "/bench/nope"); code != http.StatusNotFound || !strings.Contains(body, "bench run nope") {
-			t.Fatalf("unknown run: %d\n%s", code, body)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/bench?status=nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/bench/nope", "bench run nope")
 	})
 }
 
@@ -121,9 +117,7 @@ func TestPanelBenchRun(t *testing.T) {
 			t.Fatalf("failed cell page: %d\n%s", code, body)
 		}
 		wantIn(t, "failed cell", body, "malformed-executor-json", "No evidence: the executor failed")
-		if code, _ := e.get(c, "/bench/"+run.ID+"/cells/run-one-test/reference/9"); code != http.StatusNotFound {
-			t.Fatalf("unknown cell: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusNotFound, "/bench/"+run.ID+"/cells/run-one-test/reference/9")
 
 		// A refinement's run: the refinement's page lists it, the list
 		// filters by it, and the run's page names it and its candidate's

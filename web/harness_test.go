@@ -18,19 +18,6 @@ import (
 	"github.com/mullhq/mull/web"
 )
 
-// wantIn fails unless body holds every one of wants.
-func wantIn(t *testing.T, what, body string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(body, w) {
-			t.Errorf("%s lacks %q", what, w)
-		}
-	}
-	if t.Failed() {
-		t.Fatalf("%s:\n%s", what, body)
-	}
-}
-
 // An empty harness says what makes entries, refinements and reviews.
 func TestPanelHarnessEmpty(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -50,15 +37,9 @@ func TestPanelHarnessEmpty(t *testing.T) {
 			}
 			wantIn(t, path, body, wants...)
 		}
-		if code, body := e.get(c, "/harness?kind=nope"); code != http.StatusBadRequest || !strings.Contains(body, `class="error"`) {
-			t.Fatalf("bad kind: %d\n%s", code, body)
-		}
-		if code, _ := e.get(c, "/harness/refinements/nope"); code != http.StatusNotFound {
-			t.Fatalf("unknown refinement: %d", code)
-		}
-		if code, _ := e.get(c, "/harness/entries/memory/nope"); code != http.StatusNotFound {
-			t.Fatalf("unknown entry: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/harness?kind=nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/harness/refinements/nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/harness/entries/memory/nope")
 	})
 }
 
