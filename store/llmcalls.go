@@ -353,23 +353,17 @@ func (s *Store) SumLLMCalls(ctx context.Context, by string, f LLMCallFilter) ([]
 		return nil, fmt.Errorf("group by %q: want job, workspace, kind or day", by)
 	}
 	where, args := f.where()
-	rows, err := s.DB.QueryContext(ctx, `select `+group+` as g, count(*),
+	out, err := queryAll(ctx, s.DB, func(sc scanner) (LLMUsageRow, error) {
+		var r LLMUsageRow
+		return r, sc.Scan(&r.Group, &r.Calls, &r.Failed, &r.PromptTokens, &r.CompletionTokens, &r.CacheHitTokens, &r.CostNanoUSD)
+	}, `select `+group+` as g, count(*),
 		sum(case when outcome in ('ok', 'running') then 0 else 1 end), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls`+where+` group by g order by g`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sum llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMUsageRow
-	for rows.Next() {
-		var r LLMUsageRow
-		if err := rows.Scan(&r.Group, &r.Calls, &r.Failed, &r.PromptTokens, &r.CompletionTokens, &r.CacheHitTokens, &r.CostNanoUSD); err != nil {
-			return nil, fmt.Errorf("sum llm calls: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // newID makes a random id with a prefix.
@@ -388,20 +382,14 @@ type LLMCallCount struct {
 
 // CountLLMCalls totals calls by kind and outcome since a time, for metrics.
 func (s *Store) CountLLMCalls(ctx context.Context, since time.Time) ([]LLMCallCount, error) {
-	rows, err := s.DB.QueryContext(ctx, `select kind, outcome, count(*), coalesce(sum(prompt_tokens), 0),
+	out, err := queryAll(ctx, s.DB, func(sc scanner) (LLMCallCount, error) {
+		var c LLMCallCount
+		return c, sc.Scan(&c.Kind, &c.Outcome, &c.Calls, &c.PromptTokens, &c.CacheHit, &c.CompletionTokens, &c.CostNanoUSD)
+	}, `select kind, outcome, count(*), coalesce(sum(prompt_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls where created_at >= $1 group by kind, outcome order by kind, outcome`, since.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("count llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMCallCount
-	for rows.Next() {
-		var c LLMCallCount
-		if err := rows.Scan(&c.Kind, &c.Outcome, &c.Calls, &c.PromptTokens, &c.CacheHit, &c.CompletionTokens, &c.CostNanoUSD); err != nil {
-			return nil, fmt.Errorf("count llm calls: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }
