@@ -288,47 +288,14 @@ type LedgerFilter struct {
 	Limit int
 }
 
-// LedgerFacts lists facts, newest first.
+// LedgerFacts lists facts, newest first: the first page of f (100 when
+// f.Limit is 0).
 func (s *Store) LedgerFacts(ctx context.Context, f LedgerFilter) ([]ledger.Fact, error) {
-	var where []string
-	var args []any
-	arg := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	if f.Scope != "" {
-		where = append(where, s.scopeIs("f.", arg(f.Scope)))
-	}
-	if len(f.Statuses) > 0 {
-		var in []string
-		for _, st := range f.Statuses {
-			in = append(in, arg(string(st)))
-		}
-		where = append(where, "f.status in ("+strings.Join(in, ", ")+")")
-	}
-	if f.CurrentOnly {
-		where = append(where, "f.is_current")
-	}
-	q := `select ` + ledgerFactColumns + ledgerFactFrom
-	if len(where) > 0 {
-		q += "where " + strings.Join(where, " and ")
-	}
 	limit := f.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	q += " order by f.updated_at desc, f.id desc limit " + arg(limit)
-	rows, err := s.DB.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("ledger: list facts: %w", err)
-	}
-	defer rows.Close()
-	var out []ledger.Fact
-	for rows.Next() {
-		fact, err := scanLedgerFact(rows)
-		if err != nil {
-			return nil, fmt.Errorf("ledger: list facts: %w", err)
-		}
-		out = append(out, fact)
-	}
-	return out, rows.Err()
+	return s.LedgerFactsPage(ctx, LedgerPage{Scope: f.Scope, Statuses: f.Statuses, CurrentOnly: f.CurrentOnly, Limit: limit})
 }
 
 // LedgerSummary is the three counters summed over a scope ("" for all),

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -193,7 +194,11 @@ type LLMCallFilter struct {
 	Workspace string
 	Since     time.Time
 	Until     time.Time
-	Limit     int
+	// BenchRunID keeps the calls of a benchmark run's jobs: those its
+	// progress sums (BenchRunsProgress).
+	BenchRunID string
+	// Limit caps the rows ListLLMCalls returns; Offset skips rows first.
+	Limit, Offset int
 }
 
 func (f LLMCallFilter) where() (string, []any) {
@@ -218,37 +223,51 @@ func (f LLMCallFilter) where() (string, []any) {
 	if !f.Until.IsZero() {
 		add("created_at < $%d", f.Until.UTC())
 	}
+	if f.BenchRunID != "" {
+		args = append(args, f.BenchRunID)
+		run := "r.id = $" + strconv.Itoa(len(args))
+		conds = append(conds, "job_id in (select job_id from ("+benchRunJobs(run)+") j)")
+	}
 	if len(conds) == 0 {
 		return "", nil
 	}
 	return " where " + strings.Join(conds, " and "), args
 }
 
-// ListLLMCalls returns call records, newest first.
+// ListLLMCalls returns call records, newest first: f.Limit of them (100
+// when 0, at most 10000) after skipping f.Offset.
 func (s *Store) ListLLMCalls(ctx context.Context, f LLMCallFilter) ([]LLMCall, error) {
-	where, args := f.where()
+	return s.listLLMCalls(ctx, f, 10000)
+}
+
+// listLLMCalls is ListLLMCalls with its limit capped at most (over it, or
+// 0: 100).
+func (s *Store) listLLMCalls(ctx context.Context, f LLMCallFilter, most int) ([]LLMCall, error) {
+	if f.Offset < 0 {
+		return nil, fmt.Errorf("list llm calls: offset %d is negative", f.Offset)
+	}
 	limit := f.Limit
-	if limit <= 0 || limit > 10000 {
+	if limit <= 0 || limit > most {
 		limit = 100
 	}
-	rows, err := s.DB.QueryContext(ctx, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
+	where, args := f.where()
+	args = append(args, limit, f.Offset)
+	out, err := queryAll(ctx, s.DB, scanLLMCall, `select id, job_id, kind, workspace, model, prompt_tokens, completion_tokens,
 		cache_hit_tokens, cache_miss_tokens, cost_nano_usd, latency_ms, outcome, error_reason, error, created_at
-		from llm_calls`+where+fmt.Sprintf(" order by created_at desc, id limit %d", limit), args...)
+		from llm_calls`+where+` order by created_at desc, id limit $`+strconv.Itoa(len(args)-1)+` offset $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMCall
-	for rows.Next() {
-		var c LLMCall
-		if err := rows.Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens, &c.CompletionTokens,
-			&c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome, &c.ErrorReason, &c.Error, &c.CreatedAt); err != nil {
-			return nil, fmt.Errorf("list llm calls: %w", err)
-		}
-		c.CreatedAt = c.CreatedAt.UTC()
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
+}
+
+// scanLLMCall reads a call record without its messages and answer.
+func scanLLMCall(r scanner) (LLMCall, error) {
+	var c LLMCall
+	err := r.Scan(&c.ID, &c.JobID, &c.Kind, &c.Workspace, &c.Model, &c.PromptTokens, &c.CompletionTokens,
+		&c.CacheHitTokens, &c.CacheMissTokens, &c.CostNanoUSD, &c.LatencyMS, &c.Outcome, &c.ErrorReason, &c.Error, &c.CreatedAt)
+	c.CreatedAt = c.CreatedAt.UTC()
+	return c, err
 }
 
 // ErrNoLLMCall is GetLLMCall's error for an id no record has.
@@ -334,23 +353,17 @@ func (s *Store) SumLLMCalls(ctx context.Context, by string, f LLMCallFilter) ([]
 		return nil, fmt.Errorf("group by %q: want job, workspace, kind or day", by)
 	}
 	where, args := f.where()
-	rows, err := s.DB.QueryContext(ctx, `select `+group+` as g, count(*),
+	out, err := queryAll(ctx, s.DB, func(sc scanner) (LLMUsageRow, error) {
+		var r LLMUsageRow
+		return r, sc.Scan(&r.Group, &r.Calls, &r.Failed, &r.PromptTokens, &r.CompletionTokens, &r.CacheHitTokens, &r.CostNanoUSD)
+	}, `select `+group+` as g, count(*),
 		sum(case when outcome in ('ok', 'running') then 0 else 1 end), coalesce(sum(prompt_tokens), 0), coalesce(sum(completion_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls`+where+` group by g order by g`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("sum llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMUsageRow
-	for rows.Next() {
-		var r LLMUsageRow
-		if err := rows.Scan(&r.Group, &r.Calls, &r.Failed, &r.PromptTokens, &r.CompletionTokens, &r.CacheHitTokens, &r.CostNanoUSD); err != nil {
-			return nil, fmt.Errorf("sum llm calls: %w", err)
-		}
-		out = append(out, r)
-	}
-	return out, rows.Err()
+	return out, nil
 }
 
 // newID makes a random id with a prefix.
@@ -369,20 +382,14 @@ type LLMCallCount struct {
 
 // CountLLMCalls totals calls by kind and outcome since a time, for metrics.
 func (s *Store) CountLLMCalls(ctx context.Context, since time.Time) ([]LLMCallCount, error) {
-	rows, err := s.DB.QueryContext(ctx, `select kind, outcome, count(*), coalesce(sum(prompt_tokens), 0),
+	out, err := queryAll(ctx, s.DB, func(sc scanner) (LLMCallCount, error) {
+		var c LLMCallCount
+		return c, sc.Scan(&c.Kind, &c.Outcome, &c.Calls, &c.PromptTokens, &c.CacheHit, &c.CompletionTokens, &c.CostNanoUSD)
+	}, `select kind, outcome, count(*), coalesce(sum(prompt_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls where created_at >= $1 group by kind, outcome order by kind, outcome`, since.UTC())
 	if err != nil {
 		return nil, fmt.Errorf("count llm calls: %w", err)
 	}
-	defer rows.Close()
-	var out []LLMCallCount
-	for rows.Next() {
-		var c LLMCallCount
-		if err := rows.Scan(&c.Kind, &c.Outcome, &c.Calls, &c.PromptTokens, &c.CacheHit, &c.CompletionTokens, &c.CostNanoUSD); err != nil {
-			return nil, fmt.Errorf("count llm calls: %w", err)
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
+	return out, nil
 }

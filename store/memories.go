@@ -162,7 +162,8 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 		order = " order by id"
 	}
 	if f.Limit > 0 {
-		order += " limit " + strconv.Itoa(f.Limit)
+		args = append(args, f.Limit)
+		order += " limit $" + strconv.Itoa(len(args))
 	}
 	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+order, args...)
 }

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"github.com/mullhq/mull/learn/harness"
 	"strconv"
 	"strings"
 	"time"
@@ -103,6 +104,26 @@ func (s *Store) PanelHarnessScopes(ctx context.Context, limit int) ([]HarnessSco
 		limit $1`, clampLimit(limit))
 	if err != nil {
 		return nil, fmt.Errorf("list harness scopes: %w", err)
+	}
+	return out, nil
+}
+
+// EntryInjections lists the sessions one entry (of the store scopeKey)
+// was injected into, with how often and when last, the latest first: a
+// page of limit (defaults to 50, at most 1000) from offset. These are the
+// rows an entry's injection count sums.
+func (s *Store) EntryInjections(ctx context.Context, scopeKey, kind, id string, limit, offset int) ([]HarnessInjection, error) {
+	out, err := queryAll(ctx, s.DB, func(r scanner) (HarnessInjection, error) {
+		var in HarnessInjection
+		var kind string
+		err := r.Scan(&in.ScopeKey, &kind, &in.ID, &in.SessionID, &in.Count, &in.LastInjectedAt)
+		in.Kind, in.LastInjectedAt = harness.Kind(kind), in.LastInjectedAt.UTC()
+		return in, err
+	}, `select scope_key, kind, id, session_id, count, last_injected_at from harness_injections
+		where scope_key = $1 and kind = $2 and id = $3 order by last_injected_at desc, session_id
+		limit $4 offset $5`, scopeKey, kind, id, clampLimit(limit), max(offset, 0))
+	if err != nil {
+		return nil, fmt.Errorf("list injections of %s %s/%s: %w", scopeKey, kind, id, err)
 	}
 	return out, nil
 }

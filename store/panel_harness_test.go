@@ -117,3 +117,41 @@ func TestPanelHarnessLists(t *testing.T) {
 		}
 	})
 }
+
+// An entry's injections list the sessions it reached, latest first, a page
+// at a time, and none of another entry's or store's.
+func TestEntryInjections(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		at := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
+		for i, in := range []store.HarnessInjection{
+			{ScopeKey: "global", Kind: harness.KindSkill, ID: "a", SessionID: "s1"},
+			{ScopeKey: "global", Kind: harness.KindSkill, ID: "a", SessionID: "s2"},
+			{ScopeKey: "global", Kind: harness.KindSkill, ID: "a", SessionID: "s1"},
+			{ScopeKey: "global", Kind: harness.KindSkill, ID: "b", SessionID: "s1"},
+			{ScopeKey: "session:s3", Kind: harness.KindSkill, ID: "a", SessionID: "s3"},
+		} {
+			in.LastInjectedAt = at.Add(time.Duration(i) * time.Minute)
+			if err := s.AddHarnessInjection(ctx, s.DB, in); err != nil {
+				t.Fatal(err)
+			}
+		}
+		page := func(limit, offset int) []string {
+			rows, err := s.EntryInjections(ctx, "global", string(harness.KindSkill), "a", limit, offset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range rows {
+				got = append(got, fmt.Sprintf("%s:%d", r.SessionID, r.Count))
+			}
+			return got
+		}
+		if got := page(10, 0); !slices.Equal(got, []string{"s1:2", "s2:1"}) {
+			t.Errorf("injections of global skill a = %v, want [s1:2 s2:1] (latest first)", got)
+		}
+		if got := page(1, 1); !slices.Equal(got, []string{"s2:1"}) {
+			t.Errorf("second page = %v, want [s2:1]", got)
+		}
+	})
+}

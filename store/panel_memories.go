@@ -113,10 +113,8 @@ func (s *Store) PanelMemories(ctx context.Context, q querier, f PanelMemoryFilte
 	if err != nil {
 		return nil, err
 	}
-	query := `select ` + memoryColumns + ` from memories where ` + where + ` order by recorded_at desc, id desc`
-	if f.Limit > 0 {
-		query += ` limit ` + strconv.Itoa(f.Limit) + ` offset ` + strconv.Itoa(max(f.Offset, 0))
-	}
+	query, args := pageQuery(`select `+memoryColumns+` from memories where `+where+` order by recorded_at desc, id desc`,
+		args, f.Limit, f.Offset)
 	return s.queryMemories(ctx, q, query, args...)
 }
 
@@ -193,8 +191,8 @@ type LibraryCount struct {
 // MemoryLibraries lists the libraries that hold memories, by name, at most
 // limit.
 func (s *Store) MemoryLibraries(ctx context.Context, q querier, limit int) ([]LibraryCount, error) {
-	rows, err := q.QueryContext(ctx, `select workspace, count(*) from memories group by workspace order by workspace limit `+
-		strconv.Itoa(max(limit, 1)))
+	rows, err := q.QueryContext(ctx, `select workspace, count(*) from memories group by workspace order by workspace limit $1`,
+		max(limit, 1))
 	if err != nil {
 		return nil, fmt.Errorf("list memory libraries: %w", err)
 	}
@@ -283,11 +281,8 @@ func inForceAt(n int) string {
 func (s *Store) MemoriesInForce(ctx context.Context, q querier, workspaces []string, at time.Time, limit, offset int) ([]Memory, error) {
 	where, args := memoryWhere(workspaces, false)
 	args = append(args, utcMicro(at))
-	query := `select ` + memoryColumns + ` from memories where ` + where + ` and ` + inForceAt(len(args)) +
-		` order by recorded_at desc, id desc`
-	if limit > 0 {
-		query += ` limit ` + strconv.Itoa(limit) + ` offset ` + strconv.Itoa(max(offset, 0))
-	}
+	query, args := pageQuery(`select `+memoryColumns+` from memories where `+where+` and `+inForceAt(len(args))+
+		` order by recorded_at desc, id desc`, args, limit, offset)
 	return s.queryMemories(ctx, q, query, args...)
 }
 
@@ -297,16 +292,26 @@ func (s *Store) MemoriesInForce(ctx context.Context, q querier, workspaces []str
 func (s *Store) MemoriesInForceChanged(ctx context.Context, q querier, workspaces []string, from, to time.Time, limit int) (added, removed []Memory, err error) {
 	one := func(in, out time.Time) ([]Memory, error) {
 		where, args := memoryWhere(workspaces, false)
-		args = append(args, utcMicro(in), utcMicro(out))
+		args = append(args, utcMicro(in), utcMicro(out), max(limit, 1))
 		n := len(args)
-		return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+` and `+inForceAt(n-1)+
-			` and not (`+inForceAt(n)+`) order by recorded_at desc, id desc limit `+strconv.Itoa(max(limit, 1)), args...)
+		return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+` and `+inForceAt(n-2)+
+			` and not (`+inForceAt(n-1)+`) order by recorded_at desc, id desc limit $`+strconv.Itoa(n), args...)
 	}
 	if added, err = one(to, from); err != nil {
 		return nil, nil, err
 	}
 	removed, err = one(from, to)
 	return added, removed, err
+}
+
+// pageQuery appends a page's limit and offset to query as bound
+// arguments after args; a limit of 0 or less leaves the query whole.
+func pageQuery(query string, args []any, limit, offset int) (string, []any) {
+	if limit <= 0 {
+		return query, args
+	}
+	args = append(args, limit, max(offset, 0))
+	return query + ` limit $` + strconv.Itoa(len(args)-1) + ` offset $` + strconv.Itoa(len(args)), args
 }
 
 // MaxMemoryIDAt is the largest id of a memory recorded at or before at (0

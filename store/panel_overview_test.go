@@ -28,7 +28,8 @@ func TestLLMCallPage(t *testing.T) {
 		}
 		page := func(f store.LLMCallFilter, offset int) []int64 {
 			t.Helper()
-			calls, err := s.LLMCallPage(ctx, f, offset)
+			f.Offset = offset
+			calls, err := s.LLMCallPage(ctx, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -51,7 +52,7 @@ func TestLLMCallPage(t *testing.T) {
 		if got := page(f, 0); len(got) != 2 || got[0] != 5 || got[1] != 3 {
 			t.Fatalf("filtered %v; want [5 3]", got)
 		}
-		if _, err := s.LLMCallPage(ctx, f, -1); err == nil {
+		if _, err := s.LLMCallPage(ctx, store.LLMCallFilter{Offset: -1}); err == nil {
 			t.Fatal("a negative offset was accepted")
 		}
 	})

@@ -358,9 +358,9 @@ func (s *Store) ListTasks(ctx context.Context, q querier, f TaskFilter) ([]Task,
 	if f.Unreflected {
 		add("status <> $%d and reflected_at is null", TaskOpen)
 	}
-	limit := min(cmp.Or(f.Limit, 100), 1000)
+	args = append(args, min(cmp.Or(f.Limit, 100), 1000))
 	rows, err := q.QueryContext(ctx, `select `+taskColumns+` from tasks where `+strings.Join(where, " and ")+
-		` order by opened_at, id limit `+strconv.Itoa(limit), args...)
+		` order by opened_at, id limit $`+strconv.Itoa(len(args)), args...)
 	if err != nil {
 		return nil, fmt.Errorf("list tasks: %w", err)
 	}

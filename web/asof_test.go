@@ -41,7 +41,7 @@ func TestPanelAsOf(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%d\n%s", code, body)
 		}
-		mustContain(t, "empty as of", body, "No memories yet", `type="datetime-local"`)
+		wantIn(t, "empty as of", body, "No memories yet", `type="datetime-local"`)
 
 		t0 := time.Now().UTC().Add(-10 * time.Hour)
 		early := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "fact", Text: "the service listens on port 8080", RecordedAt: t0})
@@ -57,10 +57,10 @@ func TestPanelAsOf(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%d\n%s", code, body)
 		}
-		mustContain(t, "as of t1", body, row(early), "port 8080", "Rebuilt with the digest")
+		wantIn(t, "as of t1", body, row(early), "port 8080", "Rebuilt with the digest")
 		mustNotContain(t, "as of t1", body, row(later), row(quar), "port 9090")
 		_, body = e.get(c, asofPath(testWS, at2, time.Time{}))
-		mustContain(t, "as of t2", body, row(later), "port 9090")
+		wantIn(t, "as of t2", body, row(later), "port 9090")
 		mustNotContain(t, "as of t2", body, row(early), row(quar))
 
 		_, body = e.get(c, asofPath(testWS, at2, at1))
@@ -68,7 +68,7 @@ func TestPanelAsOf(t *testing.T) {
 		if !slices.Equal(added, []int64{later}) || !slices.Equal(removed, []int64{early}) {
 			t.Fatalf("diff: added %v removed %v, want [%d] [%d]\n%s", added, removed, later, early, body)
 		}
-		mustContain(t, "digest diff", body, "<del>- ", "port 8080</del>", "<ins>+ ", "port 9090</ins>")
+		wantIn(t, "digest diff", body, "<del>- ", "port 8080</del>", "<ins>+ ", "port 9090</ins>")
 
 		// The digest published now is what the agent is served from now
 		// on: as of a later time, the page shows its own text.
@@ -77,7 +77,7 @@ func TestPanelAsOf(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, body = e.get(c, asofPath(testWS, d.PublishedAt.Add(time.Second), time.Time{}))
-		mustContain(t, "served digest", body, "This is the published digest's own text")
+		wantIn(t, "served digest", body, "This is the published digest's own text")
 
 		if code, body := e.get(c, "/asof?workspace="+url.QueryEscape(testWS)+"&at=yesterday"); code != http.StatusBadRequest || !strings.Contains(body, "is not a time") {
 			t.Fatalf("bad time: %d\n%s", code, body)
@@ -140,7 +140,7 @@ func TestPanelAsOfRetro(t *testing.T) {
 		if !slices.Equal(added, byRetro) || len(removed) != 0 {
 			t.Fatalf("as of before vs after the retro: added %v removed %v, want added %v (the retro's) and none removed\n%s", added, removed, byRetro, body)
 		}
-		mustContain(t, "retro digest diff", body, "<ins>+ ", "fake-deepseek reviewed this session 〈unverified〉</ins>", "Session reviewed by fake-deepseek.</ins>")
+		wantIn(t, "retro digest diff", body, "<ins>+ ", "fake-deepseek reviewed this session 〈unverified〉</ins>", "Session reviewed by fake-deepseek.</ins>")
 	})
 }
 

@@ -70,11 +70,17 @@ func (p *Panel) benchRuns(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	for _, run := range rows[:v.Pager.Trim(len(rows))] {
-		pr, err := p.deps.Store.BenchRunProgress(ctx, p.deps.Store.DB, run.ID, run.WorkflowRunID)
-		if err != nil {
-			return err
-		}
+	rows = rows[:v.Pager.Trim(len(rows))]
+	ids := make([]string, len(rows))
+	for i, run := range rows {
+		ids[i] = run.ID
+	}
+	progress, err := p.deps.Store.BenchRunsProgress(ctx, p.deps.Store.DB, ids)
+	if err != nil {
+		return err
+	}
+	for _, run := range rows {
+		pr := progress[run.ID]
 		v.Runs = append(v.Runs, runRow{BenchRun: run, Total: len(run.CaseIDs) * 2 * run.Runs, Done: pr.Done, Failed: pr.Failed,
 			Tokens: pr.Tokens, CostUSD: float64(pr.CostNanoUSD) / 1e9})
 	}
@@ -173,10 +179,14 @@ func (p *Panel) benchRun(w http.ResponseWriter, r *http.Request) error {
 	for i := 1; i <= run.Runs; i++ {
 		v.Iterations = append(v.Iterations, i)
 	}
+	cases, err := p.deps.Store.GetBenchCases(ctx, p.deps.Store.DB, run.CaseIDs)
+	if err != nil {
+		return err
+	}
 	for _, id := range run.CaseIDs {
-		c, err := p.deps.Store.GetBenchCase(ctx, p.deps.Store.DB, id)
-		if err != nil {
-			v.Missing = append(v.Missing, fmt.Sprintf("case %s: %v", id, err))
+		c, ok := cases[id]
+		if !ok {
+			v.Missing = append(v.Missing, fmt.Sprintf("case %s: %v", id, store.ErrNotFound))
 			c = bench.Case{ID: id}
 		}
 		v.Cases = append(v.Cases, c)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"html"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -32,12 +33,8 @@ func TestPanelBenchEmpty(t *testing.T) {
 			"mull bench cases freeze --set demo", "mull bench memory --cases demo --wait")
 		_, body = e.get(c, "/bench?status=running")
 		wantIn(t, "filtered /bench", body, "No benchmark run matches")
-		if code, _ := e.get(c, "/bench?status=nope"); code != http.StatusBadRequest {
-			t.Fatalf("bad status: %d", code)
-		}
-		if code, body := e.get(c, "/bench/nope"); code != http.StatusNotFound || !strings.Contains(body, "bench run nope") {
-			t.Fatalf("unknown run: %d\n%s", code, body)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/bench?status=nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/bench/nope", "bench run nope")
 	})
 }
 
@@ -59,6 +56,8 @@ func TestPanelBenchRun(t *testing.T) {
 		}
 		wantIn(t, "/bench", body, `href="/bench/`+run.ID+`"`, "decided", string(run.Decision.Status), ">4/4</a>",
 			`href="/bench/`+run.ID+`#failures">2</a>`, "memory of")
+		runLLM := "/llm?run=" + run.ID
+		wantLinked(t, "/bench", body, runLLM, commas(run.Tokens), runLLM, dollars(run.CostUSD))
 		_, body = e.get(c, "/bench?kind=refinement")
 		wantIn(t, "refinement runs", body, "No benchmark run matches")
 
@@ -77,6 +76,25 @@ func TestPanelBenchRun(t *testing.T) {
 		wantIn(t, "run page", body, "REJECTED", html.EscapeString(d.Reasons[0]), "run-one-test", "broken-case", "malformed-executor-json",
 			`href="/bench/`+run.ID+`/cells/broken-case/candidate/1"`, `href="/bench/`+run.ID+`/cells/run-one-test/reference/1"`,
 			"Frozen cases", run.Reference, run.Candidate, "Reference", "Candidate")
+		wantLinked(t, "run page", body, runLLM, commas(run.Tokens), runLLM, dollars(run.CostUSD),
+			"#cases", strconv.Itoa(len(run.CaseIDs))+" frozen cases", "#grid", commas(int64(run.Done))+" / "+commas(int64(run.Total)))
+		// The tokens' link lists the calls they sum, and only those.
+		calls, err := s.LLMCallPage(context.Background(), store.LLMCallFilter{BenchRunID: run.ID, Limit: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tokens int64
+		for _, call := range calls {
+			tokens += call.PromptTokens + call.CompletionTokens
+		}
+		if tokens != run.Tokens || len(calls) == 0 {
+			t.Fatalf("run %s: %d calls of %d tokens; its page says %d tokens", run.ID, len(calls), tokens, run.Tokens)
+		}
+		_, llmBody := e.get(c, runLLM)
+		wantIn(t, runLLM, llmBody, `href="/bench/`+run.ID+`"`, commas(int64(len(calls)))+" calls")
+		for _, call := range calls[:min(len(calls), 50)] {
+			wantIn(t, runLLM, llmBody, `href="/llm/`+call.ID+`"`)
+		}
 		for _, c := range run.Cells {
 			if c.CaseHash == "" || !strings.Contains(body, c.CaseHash) {
 				t.Fatalf("the page lacks case %s's hash %q", c.CaseID, c.CaseHash)
@@ -99,9 +117,7 @@ func TestPanelBenchRun(t *testing.T) {
 			t.Fatalf("failed cell page: %d\n%s", code, body)
 		}
 		wantIn(t, "failed cell", body, "malformed-executor-json", "No evidence: the executor failed")
-		if code, _ := e.get(c, "/bench/"+run.ID+"/cells/run-one-test/reference/9"); code != http.StatusNotFound {
-			t.Fatalf("unknown cell: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusNotFound, "/bench/"+run.ID+"/cells/run-one-test/reference/9")
 
 		// A refinement's run: the refinement's page lists it, the list
 		// filters by it, and the run's page names it and its candidate's

@@ -40,6 +40,36 @@ type dlqView struct {
 	Pager       Pager
 	// Counts are every dead letter by kind (not only this page's).
 	Counts deadView
+	// Matching is how many dead letters the kind filter keeps (0 when
+	// unknown: a since filter is set); Capped says the list stops at the
+	// newest dlqMaxPages pages while more match.
+	Matching int64
+	Capped   bool
+	// Cap is how many letters the list pages through at most.
+	Cap int
+}
+
+// capped records whether the list stops short of the letters that match:
+// more are known to match than the cap, or the last page has a next.
+func (v *dlqView) capped() {
+	v.Cap = dlqMaxPages * dlqPer
+	if v.Since == "" {
+		v.Matching = v.Counts.Total
+		if v.Kind != "" {
+			v.Matching = 0
+			for _, k := range v.Counts.ByKind {
+				if k.Kind == v.Kind {
+					v.Matching = k.N
+				}
+			}
+		}
+	}
+	if v.Pager.Page >= dlqMaxPages && v.Pager.HasNext {
+		v.Pager.HasNext, v.Capped = false, true
+	}
+	if v.Matching > int64(v.Cap) {
+		v.Capped = true
+	}
 }
 
 // needClient refuses a dlq page on a server without a River client.
@@ -82,6 +112,7 @@ func (p *Panel) dlqList(w http.ResponseWriter, r *http.Request) error {
 		letters = nil
 	}
 	v.Letters = letters[:v.Pager.Trim(len(letters))]
+	v.capped()
 	return p.page(w, r, "dlq", "dlq", "Dead letters", v)
 }
 

@@ -85,19 +85,19 @@ func TestPanelDeadLettersPages(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/dlq: %d\n%s", code, body)
 		}
-		mustContain(t, "empty /dlq", body, "Nothing failed")
+		wantIn(t, "empty /dlq", body, "Nothing failed")
 		id := e.deadLetter(t, "pages-<x>")
 		sid := strconv.FormatInt(id, 10)
 		_, body = e.get(c, "/dlq")
-		mustContain(t, "/dlq", body, `href="/dlq/`+sid+`"`, "llm_probe", ">llm<", "1/3", "the request named pages-&lt;x&gt;",
+		wantIn(t, "/dlq", body, `href="/dlq/`+sid+`"`, "llm_probe", ">llm<", "1/3", "the request named pages-&lt;x&gt;",
 			`action="/dlq/retry"`, `name="kind" value="llm_probe"`, `href="/dlq/purge"`)
 		_, body = e.get(c, "/dlq?kind=other")
-		mustContain(t, "filtered /dlq", body, "No dead letter matches")
+		wantIn(t, "filtered /dlq", body, "No dead letter matches")
 		code, body = e.get(c, "/dlq/"+sid)
 		if code != http.StatusOK {
 			t.Fatalf("/dlq/%s: %d\n%s", sid, code, body)
 		}
-		mustContain(t, "a dead letter", body, "Attempt 1", "the request named pages-&lt;x&gt;", `&#34;prompt&#34;: &#34;probe pages-`,
+		wantIn(t, "a dead letter", body, "Attempt 1", "the request named pages-&lt;x&gt;", `&#34;prompt&#34;: &#34;probe pages-`,
 			`href="/riverui/jobs/`+sid+`"`, "Retry job "+sid)
 		for path, want := range map[string]int{"/dlq/999999": 404, "/dlq/x": 400, "/dlq?since=soon": 400, "/dlq/purge?older_than=-1h": 400} {
 			if code, body := e.get(c, path); code != want || !strings.Contains(body, `class="error"`) {
@@ -185,7 +185,7 @@ func TestPanelDeadLettersActions(t *testing.T) {
 			t.Fatalf("after the retry the job is still a dead letter: %v", err)
 		}
 		code, body := e.get(c, "/dlq")
-		mustContain(t, "after retry", body, "retried job "+sid, "Nothing failed")
+		wantIn(t, "after retry", body, "retried job "+sid, "Nothing failed")
 		if code != http.StatusOK {
 			t.Fatal(code)
 		}
@@ -218,12 +218,12 @@ func TestPanelDeadLettersActions(t *testing.T) {
 		old := e.deadLetter(t, "act-purge")
 		so := strconv.FormatInt(old, 10)
 		code, body = e.get(c, "/dlq/purge?older_than=30d")
-		mustContain(t, "dry run 30d", body, "Nothing to purge")
+		wantIn(t, "dry run 30d", body, "Nothing to purge")
 		code, body = e.get(c, "/dlq/purge?older_than=0s")
 		if code != http.StatusOK {
 			t.Fatalf("dry run: %d\n%s", code, body)
 		}
-		mustContain(t, "dry run", body, "Dry run: 1 dead letters", `href="/dlq/`+so+`"`, `action="/dlq/purge"`, "data-confirm")
+		wantIn(t, "dry run", body, "Dry run: 1 dead letters", `href="/dlq/`+so+`"`, `action="/dlq/purge"`, "data-confirm")
 		if st := e.jobState(t, old); st != "cancelled" {
 			t.Fatalf("the dry run changed the job: %s", st)
 		}
@@ -240,7 +240,7 @@ func TestPanelDeadLettersActions(t *testing.T) {
 			t.Fatalf("a job that died after the dry run was purged too: %s", st)
 		}
 		_, body = e.get(c, "/dlq")
-		mustContain(t, "after purge", body, "purged 1 dead letters")
+		wantIn(t, "after purge", body, "purged 1 dead letters")
 		if res := e.postForm(c, "/dlq/purge", url.Values{"csrf": {token}, "older_than": {"0s"}}); res.StatusCode != http.StatusBadRequest {
 			t.Fatalf("purge without a dry run time: %d", res.StatusCode)
 		}
@@ -292,7 +292,7 @@ func TestPanelDeadLettersReadOnly(t *testing.T) {
 				t.Fatalf("%s shows forms to a read-only visitor:\n%s", path, body)
 			}
 		}
-		mustContain(t, "overview without health", get("/"), "does not report its health")
+		wantIn(t, "overview without health", get("/"), "does not report its health")
 		for _, path := range []string{"/dlq/retry", "/dlq/purge"} {
 			res, err := http.PostForm(ts.URL+path, url.Values{"id": {sid}, "older_than": {"0s"}, "at": {"2000-01-01T00:00:00Z"}})
 			if err != nil {

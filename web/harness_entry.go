@@ -42,7 +42,15 @@ type harnessEntryView struct {
 	Numbers  []int
 	From, To int
 	Compare  *diffView
+	// Injections are the sessions the entry reached (the rows its
+	// injection count sums), the latest maxInjections; MoreInjections
+	// says there are more.
+	Injections     []store.HarnessInjection
+	MoreInjections bool
 }
+
+// maxInjections bounds the entry page's list of sessions it reached.
+const maxInjections = 50
 
 // versionRow is a version with its diff from the version before it.
 type versionRow struct {
@@ -70,8 +78,16 @@ func (p *Panel) harnessEntry(w http.ResponseWriter, r *http.Request) error {
 	switch {
 	case err == nil:
 		v.Current = &cur
+		ref.Scope = cur.Scope // a session's page may show a global entry
 	case !errors.Is(err, harnesses.ErrNotFound):
 		return harnessError(err)
+	}
+	v.Injections, err = p.deps.Store.EntryInjections(ctx, ref.Scope.Key(), string(v.Kind), v.ID, maxInjections+1, 0)
+	if err != nil {
+		return err
+	}
+	if len(v.Injections) > maxInjections {
+		v.Injections, v.MoreInjections = v.Injections[:maxInjections], true
 	}
 	rows := make([]versionRow, len(all))
 	for i, ver := range all {

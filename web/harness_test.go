@@ -18,19 +18,6 @@ import (
 	"github.com/mullhq/mull/web"
 )
 
-// wantIn fails unless body holds every one of wants.
-func wantIn(t *testing.T, what, body string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(body, w) {
-			t.Errorf("%s lacks %q", what, w)
-		}
-	}
-	if t.Failed() {
-		t.Fatalf("%s:\n%s", what, body)
-	}
-}
-
 // An empty harness says what makes entries, refinements and reviews.
 func TestPanelHarnessEmpty(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
@@ -50,15 +37,9 @@ func TestPanelHarnessEmpty(t *testing.T) {
 			}
 			wantIn(t, path, body, wants...)
 		}
-		if code, body := e.get(c, "/harness?kind=nope"); code != http.StatusBadRequest || !strings.Contains(body, `class="error"`) {
-			t.Fatalf("bad kind: %d\n%s", code, body)
-		}
-		if code, _ := e.get(c, "/harness/refinements/nope"); code != http.StatusNotFound {
-			t.Fatalf("unknown refinement: %d", code)
-		}
-		if code, _ := e.get(c, "/harness/entries/memory/nope"); code != http.StatusNotFound {
-			t.Fatalf("unknown entry: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/harness?kind=nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/harness/refinements/nope")
+		e.wantRefused(t, c, http.StatusNotFound, "/harness/entries/memory/nope")
 	})
 }
 
@@ -71,6 +52,11 @@ func TestPanelHarnessPages(t *testing.T) {
 		e := newEnv(t, s)
 		d := harnessFixture(t, e)
 		c := e.httpClient(true)
+		for _, session := range []string{"sess-inj-1", "sess-inj-2", "sess-inj-1"} {
+			if err := e.Harn.RecordInjections(context.Background(), session, []string{"global:memory:" + d.Entry}); err != nil {
+				t.Fatal(err)
+			}
+		}
 
 		code, body := e.get(c, "/harness")
 		if code != http.StatusOK {
@@ -78,6 +64,8 @@ func TestPanelHarnessPages(t *testing.T) {
 		}
 		wantIn(t, "/harness", body, d.Entry, ">v2<", d.Created, d.Updated, "/harness/refinements/"+d.Updated+"/rollback",
 			`<span class="badge ok">approved</span>`, "manual", "global (1)")
+		entry := "/harness/entries/memory/" + d.Entry
+		wantLinked(t, "/harness", body, entry+"#injections", "3", entry+"#versions", "v2")
 
 		code, body = e.get(c, "/harness/entries/memory/"+d.Entry)
 		if code != http.StatusOK {
@@ -85,6 +73,10 @@ func TestPanelHarnessPages(t *testing.T) {
 		}
 		wantIn(t, "entry page", body, `id="v2"`, `id="v1"`, "<ins>+ "+updatedLine+"</ins>", "from v1: +1 −0 lines",
 			"/harness/refinements/"+d.Created, "/harness/refinements/"+d.Updated)
+		wantLinked(t, "entry page", body, "#injections", "3", "/sessions/sess-inj-1", "sess-inj-1", "/sessions/sess-inj-2", "sess-inj-2")
+		if i, j := strings.Index(body, "sess-inj-1"), strings.Index(body, "sess-inj-2"); i > j {
+			t.Fatalf("entry page: the sessions are not the latest first:\n%s", body)
+		}
 		code, body = e.get(c, "/harness/entries/memory/"+d.Entry+"?from=2&to=1")
 		if code != http.StatusOK {
 			t.Fatalf("compare: %d", code)

@@ -72,20 +72,12 @@ func TestPanelLedgerPages(t *testing.T) {
 				t.Fatalf("ledger lacks %q: %d\n%s", want, code, body)
 			}
 		}
-		_, body = e.get(c, "/ledger?state=stale&workspace=/w")
-		if !strings.Contains(body, "file does not exist") || strings.Contains(body, "command exited 1 (bash)") {
-			t.Fatalf("stale only:\n%s", body)
-		}
-		_, body = e.get(c, "/ledger?state=all&hit=warn")
-		if !strings.Contains(body, "command exited 1 (bash)") || strings.Contains(body, "file does not exist") {
-			t.Fatalf("warned only:\n%s", body)
-		}
+		e.wantOnly(t, c, "/ledger?state=stale&workspace=/w", "file does not exist", "command exited 1 (bash)")
+		e.wantOnly(t, c, "/ledger?state=all&hit=warn", "command exited 1 (bash)", "file does not exist")
 		if _, body = e.get(c, "/ledger?state=resolved"); !strings.Contains(body, "No facts match these filters") {
 			t.Fatalf("no resolved:\n%s", body)
 		}
-		if code, _ := e.get(c, "/ledger?state=gone"); code != http.StatusBadRequest {
-			t.Fatalf("bad state: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/ledger?state=gone")
 
 		code, body = e.get(c, fmt.Sprintf("/ledger/%d", file))
 		for _, want := range []string{"file does not exist: src/a.go", "present at version v2", "differs: the fact does not apply now",
@@ -100,12 +92,8 @@ func TestPanelLedgerPages(t *testing.T) {
 				t.Fatalf("fact %d lacks %q: %d\n%s", cmd, want, code, body)
 			}
 		}
-		if code, body := e.get(c, "/ledger/999999"); code != http.StatusNotFound || !strings.Contains(body, "no ledger fact 999999") {
-			t.Fatalf("unknown fact: %d\n%s", code, body)
-		}
-		if code, _ := e.get(c, "/ledger/x"); code != http.StatusBadRequest {
-			t.Fatalf("bad id: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusNotFound, "/ledger/999999", "no ledger fact 999999")
+		e.wantRefused(t, c, http.StatusBadRequest, "/ledger/x")
 	})
 }
 

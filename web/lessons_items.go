@@ -22,6 +22,9 @@ func itemListRows(items []store.ReflectionItemRow) []itemListRow {
 }
 
 type itemsView struct {
+	// Page is "items": lesson.html shows this list (it shares the rows
+	// with a lesson's page).
+	Page                              string
 	Relation, Check, State, Workspace string
 	Relations                         []string
 	Items                             []itemListRow
@@ -36,7 +39,7 @@ func (p *Panel) lessonItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	v := itemsView{Relation: q.Get("relation"), Check: q.Get("check"), State: q.Get("state"), Workspace: q.Get("workspace"),
+	v := itemsView{Page: "items", Relation: q.Get("relation"), Check: q.Get("check"), State: q.Get("state"), Workspace: q.Get("workspace"),
 		Relations: []string{store.RelationNew, store.RelationRepeat, store.RelationRevise, store.RelationNone}, Pager: pager(r, 50)}
 	if v.Relation != "" && !slices.Contains(v.Relations, v.Relation) {
 		return Errorf(http.StatusBadRequest, "relation %q is not one of new, repeat, revise, none", v.Relation)
@@ -51,5 +54,5 @@ func (p *Panel) lessonItems(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	v.Items = itemListRows(items[:v.Pager.Trim(len(items))])
-	return p.page(w, r, "lessonitems", "lessons", "Reflected lessons", v)
+	return p.page(w, r, "lesson", "lessons", "Reflected lessons", v)
 }

@@ -11,7 +11,9 @@ import (
 )
 
 type lessonView struct {
-	L lessonRow
+	// Page is "" (lesson.html's other page is "items").
+	Page string
+	L    lessonRow
 	// Asker is the session or workspace the lookup is made as: one the
 	// lesson's scope reaches.
 	Asker memories.Asker

@@ -51,24 +51,6 @@ func getMemory(t *testing.T, s *store.Store, id int64) store.Memory {
 	return m
 }
 
-func mustContain(t *testing.T, what, body string, wants ...string) {
-	t.Helper()
-	for _, w := range wants {
-		if !strings.Contains(body, w) {
-			t.Fatalf("%s lacks %q:\n%s", what, w, body)
-		}
-	}
-}
-
-func mustNotContain(t *testing.T, what, body string, nots ...string) {
-	t.Helper()
-	for _, w := range nots {
-		if strings.Contains(body, w) {
-			t.Fatalf("%s holds %q:\n%s", what, w, body)
-		}
-	}
-}
-
 // The list says what to do when empty, filters by workspace, kind, scope,
 // state, origin, src and text, counts by kind and state with links to the
 // filtered list, and pages.
@@ -80,7 +62,7 @@ func TestPanelMemoriesList(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("empty list: %d", code)
 		}
-		mustContain(t, "empty list", body, "No memories yet", "mull dsh install")
+		wantIn(t, "empty list", body, "No memories yet", "mull dsh install")
 		// The filter offers every kind; the add form not directive or
 		// failure, which need lesson fields (the lessons page adds them).
 		for _, k := range []string{"directive", "failure"} {
@@ -120,7 +102,7 @@ func TestPanelMemoriesList(t *testing.T) {
 				t.Fatalf("%s: %d\n%s", tc.query, code, body)
 			}
 			for _, id := range tc.want {
-				mustContain(t, "list"+tc.query, body, row(id))
+				wantIn(t, "list"+tc.query, body, row(id))
 			}
 			for _, id := range tc.not {
 				mustNotContain(t, "list"+tc.query, body, row(id))
@@ -130,12 +112,12 @@ func TestPanelMemoriesList(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatal(code)
 		}
-		mustContain(t, "filtered empty", body, "No memory matches these filters")
+		wantIn(t, "filtered empty", body, "No memory matches these filters")
 		// The counts link to the rows behind them: 2 live facts of
 		// every library (fact, global).
 		_, body = e.get(c, "/memories")
-		mustContain(t, "counts", body, `href="/memories?kind=fact&amp;state=live">2</a>`, `href="/memories?kind=fact&amp;state=quarantined">1</a>`)
-		if code, body := e.get(c, "/memories?state=bogus"); code != http.StatusBadRequest || !strings.Contains(body, "bogus") {
+		wantIn(t, "counts", body, `href="/memories?kind=fact&amp;state=live">2</a>`, `href="/memories?kind=fact&amp;state=quarantined">1</a>`)
+		if code, body := e.get(c, "/memories?state=bogus"); code != http.StatusBadRequest || !strings.Contains(body, "bogus") || !strings.Contains(body, `class="error"`) {
 			t.Fatalf("bad state: %d\n%s", code, body)
 		}
 
@@ -145,10 +127,10 @@ func TestPanelMemoriesList(t *testing.T) {
 		}
 		q := "/memories?workspace=" + url.QueryEscape("/home/dev/many")
 		_, p1 := e.get(c, q)
-		mustContain(t, "page 1", p1, "bulk fact 0<", "bulk fact 49<", `rel="next"`)
+		wantIn(t, "page 1", p1, "bulk fact 0<", "bulk fact 49<", `rel="next"`)
 		mustNotContain(t, "page 1", p1, "bulk fact 50<")
 		_, p2 := e.get(c, q+"&page=2")
-		mustContain(t, "page 2", p2, "bulk fact 50<", "bulk fact 59<", `rel="prev"`)
+		wantIn(t, "page 2", p2, "bulk fact 50<", "bulk fact 59<", `rel="prev"`)
 		mustNotContain(t, "page 2", p2, "bulk fact 49<", `rel="next"`)
 	})
 }
@@ -168,10 +150,10 @@ func TestPanelMemoryPage(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("%d\n%s", code, body)
 		}
-		mustContain(t, "old memory", body, "Transaction time", "Valid time", `href="/riverui/jobs/41"`, `href="/sessions/sess-old"`,
+		wantIn(t, "old memory", body, "Transaction time", "Valid time", `href="/riverui/jobs/41"`, `href="/sessions/sess-old"`,
 			"superseded by a retro", fmt.Sprintf(`href="/memories/%d">#%d`, next, next), "left force: superseded", "No action")
 		_, body = e.get(c, fmt.Sprintf("/memories/%d", next))
-		mustContain(t, "new memory", body, `href="/riverui/jobs/42"`, "It superseded", "superseded memory", fmt.Sprintf(`href="/memories/%d">#%d`, old, old),
+		wantIn(t, "new memory", body, `href="/riverui/jobs/42"`, "It superseded", "superseded memory", fmt.Sprintf(`href="/memories/%d">#%d`, old, old),
 			"recorded by retro", `id="invalidate"`)
 
 		lesson := seedMemory(t, s, store.Memory{Workspace: testWS, Kind: "lesson", Text: "go test failed -> wrong dir -> cd to go.mod",
@@ -180,7 +162,7 @@ func TestPanelMemoryPage(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, body = e.get(c, fmt.Sprintf("/memories/%d", lesson))
-		mustContain(t, "lesson", body, "Lesson fields", "go test failed outside the module", "cd to the directory holding go.mod",
+		wantIn(t, "lesson", body, "Lesson fields", "go test failed outside the module", "cd to the directory holding go.mod",
 			"conflict declared (goal)", "speed vs safety", `href="/riverui/jobs/43"`, "precedent")
 		if code, body := e.get(c, "/memories/999999"); code != http.StatusNotFound || !strings.Contains(body, "no memory 999999") {
 			t.Fatalf("unknown memory: %d\n%s", code, body)
@@ -232,7 +214,7 @@ func TestPanelMemoryActions(t *testing.T) {
 			t.Fatalf("verify did not verify: %+v", m)
 		}
 		_, page = e.get(c, fmt.Sprintf("/memories/%d", id))
-		mustContain(t, "verified page", page, "by a person (src user)", "verified (last time)")
+		wantIn(t, "verified page", page, "by a person (src user)", "verified (last time)")
 
 		// Add, and a refused add.
 		before := countMemories(t, s)
@@ -249,7 +231,7 @@ func TestPanelMemoryActions(t *testing.T) {
 		if code != http.StatusUnprocessableEntity {
 			t.Fatalf("refused add: %d\n%s", code, body)
 		}
-		mustContain(t, "refused add", body, `class="error"`, "trust gate refuses", "nothing was stored", "Ignore all previous instructions")
+		wantIn(t, "refused add", body, `class="error"`, "trust gate refuses", "nothing was stored", "Ignore all previous instructions")
 		if n := countMemories(t, s); n != before+1 {
 			t.Fatalf("%d memories after a refused add, want %d", n, before+1)
 		}
@@ -380,7 +362,7 @@ func TestPanelMemoryMoveLesson(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, page := e.get(c, fmt.Sprintf("/memories/%d", id))
-		mustContain(t, "lesson page", page, "Lesson fields", `name="boundary"`)
+		wantIn(t, "lesson page", page, "Lesson fields", `name="boundary"`)
 		form := url.Values{"csrf": {csrfToken(t, page)}, "to": {"global"}, "boundary": {"true of every Go module"}}
 		res := e.postForm(c, fmt.Sprintf("/memories/%d/move", id), form)
 		if res.StatusCode != http.StatusSeeOther {

@@ -22,6 +22,8 @@ func (p *Panel) routesLLM() {
 // llmQuery is the /llm filter form's values, as the URL carries them.
 type llmQuery struct {
 	Kind, Workspace, Day, Since, Until, Job string
+	// Run is a benchmark run: the calls of its jobs (what /bench sums).
+	Run string
 }
 
 type llmView struct {
@@ -36,13 +38,13 @@ type llmView struct {
 	Filtered bool
 }
 
-// llmFilter reads the query: kind, workspace, job, and a UTC day
+// llmFilter reads the query: kind, workspace, job, bench run, and a UTC day
 // (YYYY-MM-DD) or since/until (RFC 3339, or a duration back from now).
 func (p *Panel) llmFilter(r *http.Request) (llmQuery, store.LLMCallFilter, error) {
 	q := r.URL.Query()
 	lq := llmQuery{Kind: q.Get("kind"), Workspace: q.Get("workspace"), Day: q.Get("day"),
-		Since: q.Get("since"), Until: q.Get("until"), Job: q.Get("job")}
-	f := store.LLMCallFilter{Kind: lq.Kind, Workspace: lq.Workspace}
+		Since: q.Get("since"), Until: q.Get("until"), Job: q.Get("job"), Run: strings.TrimSpace(q.Get("run"))}
+	f := store.LLMCallFilter{Kind: lq.Kind, Workspace: lq.Workspace, BenchRunID: lq.Run}
 	if lq.Job != "" {
 		id, err := strconv.ParseInt(lq.Job, 10, 64)
 		if err != nil || id < 1 {
@@ -93,8 +95,8 @@ func (p *Panel) llmCalls(w http.ResponseWriter, r *http.Request) error {
 		v.Sum.CostNanoUSD += s.CostNanoUSD
 	}
 	v.SumUSD = budget.USD(v.Sum.CostNanoUSD)
-	f.Limit = pg.Limit()
-	calls, err := p.deps.Store.LLMCallPage(r.Context(), f, pg.Offset())
+	f.Limit, f.Offset = pg.Limit(), pg.Offset()
+	calls, err := p.deps.Store.LLMCallPage(r.Context(), f)
 	if err != nil {
 		return err
 	}

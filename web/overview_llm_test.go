@@ -39,10 +39,10 @@ func TestPanelLLMCallShowsTheAnswer(t *testing.T) {
 					t.Fatalf("/llm/%s: %d, or the raw credential shows\n%s", calls[0].ID, code, body)
 				}
 				if keep == "0" {
-					mustContain(t, "no answer", body, "No answer kept: llm.keep_prompts is 0")
+					wantIn(t, "no answer", body, "No answer kept: llm.keep_prompts is 0")
 					return
 				}
-				mustContain(t, "answer", body, "<pre>use &lt;b&gt;[redacted:ghp]&lt;/b&gt; to push</pre>", "<pre>thinking about the push</pre>")
+				wantIn(t, "answer", body, "<pre>use &lt;b&gt;[redacted:ghp]&lt;/b&gt; to push</pre>", "<pre>thinking about the push</pre>")
 			})
 		})
 	}

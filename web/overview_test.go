@@ -69,7 +69,7 @@ func TestPanelOverview(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("overview: %d\n%s", code, body)
 		}
-		mustContain(t, "empty overview", body, "No LLM calls yet", "mull dsh install", "nothing failed",
+		wantIn(t, "empty overview", body, "No LLM calls yet", "mull dsh install", "nothing failed",
 			"No worker process has a heartbeat", `href="/riverui/queues/llm"`, "database", "heartbeats")
 		if strings.Contains(body, "data-chart") {
 			t.Fatal("an overview without calls drew charts")
@@ -86,7 +86,7 @@ func TestPanelOverview(t *testing.T) {
 			t.Fatalf("overview: %d\n%s", code, body)
 		}
 		today := time.Now().UTC().Format(time.DateOnly)
-		mustContain(t, "overview", body, `data-chart=`, `class="chart"`, "retro_session", "consolidate",
+		wantIn(t, "overview", body, `data-chart=`, `class="chart"`, "retro_session", "consolidate",
 			`href="/llm?day=`+today+`&amp;kind=retro_session"`, `1<span class="of"> live of 2`,
 			`<span class="badge bad">paused</span>`, "no DEEPSEEK_API_KEY", "mull queues resume maintenance",
 			`<a class="big" href="/dlq">1</a>`, `href="/dlq?kind=llm_probe"`, "box-a:101", ">dead<", "kind:llm_probe")
@@ -106,11 +106,11 @@ func TestPanelLLMCalls(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("/llm: %d\n%s", code, body)
 		}
-		mustContain(t, "empty /llm", body, "No LLM calls yet", "mull import")
+		wantIn(t, "empty /llm", body, "No LLM calls yet", "mull import")
 		newest := callsFixture(t, e, 55)
 
 		_, body = e.get(c, "/llm")
-		mustContain(t, "/llm", body, `href="/llm/call_newest"`, "55 calls", `rel="next"`, "http_503")
+		wantIn(t, "/llm", body, `href="/llm/call_newest"`, "55 calls", `rel="next"`, "http_503")
 		if n := strings.Count(body, `<a href="/llm/call_`); n != 50 {
 			t.Fatalf("first page has %d calls, want 50", n)
 		}
@@ -124,13 +124,13 @@ func TestPanelLLMCalls(t *testing.T) {
 			t.Fatalf("kind and day filter:\n%s", body)
 		}
 		_, body = e.get(c, "/llm?kind=nothing")
-		mustContain(t, "no match", body, "No LLM call matches these filters")
+		wantIn(t, "no match", body, "No LLM call matches these filters")
 
 		code, body = e.get(c, "/llm/"+newest.ID)
 		if code != http.StatusOK {
 			t.Fatalf("/llm/%s: %d\n%s", newest.ID, code, body)
 		}
-		mustContain(t, "call", body, "mull-prompt: retro v1 &lt;b&gt;bold&lt;/b&gt;", "the session excerpt", `href="/riverui/jobs/1000"`)
+		wantIn(t, "call", body, "mull-prompt: retro v1 &lt;b&gt;bold&lt;/b&gt;", "the session excerpt", `href="/riverui/jobs/1000"`)
 		for path, want := range map[string]int{"/llm/call_nope": 404, "/llm?day=yesterday": 400, "/llm?since=soon": 400, "/llm?job=x": 400} {
 			if code, body := e.get(c, path); code != want || !strings.Contains(body, `class="error"`) {
 				t.Fatalf("%s: %d, want %d in place\n%s", path, code, want, body)

@@ -75,16 +75,11 @@ func TestPanelPlaybooksPage(t *testing.T) {
 		if _, body = e.get(c, "/playbooks?workspace=/v"); !strings.Contains(body, "print ＜b&gt;bold＜/b&gt;") || strings.Contains(body, "<b>bold") {
 			t.Fatalf("a step's markup must pass the gate and be escaped:\n%s", body)
 		}
-		_, body = e.get(c, "/playbooks?workspace=/w&state=stale")
-		if !strings.Contains(body, "old-deploy") || strings.Contains(body, "run go-test") {
-			t.Fatalf("stale only:\n%s", body)
-		}
+		e.wantOnly(t, c, "/playbooks?workspace=/w&state=stale", "old-deploy", "run go-test")
 		if _, body = e.get(c, "/playbooks?workspace=/nowhere"); !strings.Contains(body, "This workspace has no playbooks yet") {
 			t.Fatalf("unknown workspace:\n%s", body)
 		}
-		if code, _ := e.get(c, "/playbooks?state=rotten"); code != http.StatusBadRequest {
-			t.Fatalf("bad state: %d", code)
-		}
+		e.wantRefused(t, c, http.StatusBadRequest, "/playbooks?state=rotten")
 	})
 }
 
