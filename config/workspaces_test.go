@@ -103,8 +103,8 @@ digest.quotas.facts = 300
 		t.Fatalf("file layer %v", s)
 	}
 	for src, key := range map[string]string{
-		"[workspaces.\"/p\"]\nscope = \"local\"\n":       `workspaces."/p".scope`,
-		"[workspaces.\"/p\"]\nscoop = \"global\"\n":      `workspaces."/p".scoop`,
+		"[workspaces.\"/p\"]\nscope = \"local\"\n":      `workspaces."/p".scope`,
+		"[workspaces.\"/p\"]\nscoop = \"global\"\n":     `workspaces."/p".scoop`,
 		"[workspaces.\"/p\".digest.quotas]\nnope = 3\n": `workspaces."/p".digest.quotas.nope`,
 	} {
 		_, err := ReadFile([]byte(src))
