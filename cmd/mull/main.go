@@ -127,7 +127,7 @@ print' shows the result.`,
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
 		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newWorkersCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newTasksCmd(g), newDSHCmd(g),
 		newFakeDeepSeekCmd(g), newBudgetCmd(g), newRetroCmd(g), newProposalsCmd(g), newPlaybooksCmd(g), newConsolidateCmd(g), newLessonsCmd(g), newLedgerCmd(g), newHarnessCmd(g),
-		newBenchCmd(g), newReportCmd(g),
+		newBenchCmd(g), newReportCmd(g), newWorkspacesCmd(g),
 	)
 	return root
 }
