@@ -117,6 +117,21 @@ func TestWorkspaceScopeSwitchFollowsNextDigest(t *testing.T) {
 		if !strings.Contains(a2.Text, "alpha builds with make") {
 			t.Fatalf("/a's library did not come back: %q", a2.Text)
 		}
+
+		// A quota of /a's re-renders /a's next digest under it (a section's
+		// first entry is always shown: one fact of two fits); /b's stays.
+		before := a2.ETag
+		expect(t, serve(srv, "POST", "/v1/memories", `{"workspace":"/a","kind":"fact","text":"alpha ships a docker image"}`, auth), http.StatusCreated, nil)
+		expect(t, serve(srv, "PUT", "/v1/admin/workspaces/%2Fa/config", `{"digest.quotas.facts": 1}`), http.StatusOK, nil)
+		expect(t, serve(srv, "GET", "/v1/digest?workspace=/a", "", auth), http.StatusOK, &a2)
+		expect(t, serve(srv, "GET", "/v1/digest?workspace=/b", "", auth), http.StatusOK, &b2)
+		if strings.Contains(a2.Text, "alpha builds with make") == strings.Contains(a2.Text, "alpha ships a docker image") ||
+			!strings.Contains(a2.Text, "alpha: run the linter first") || a2.ETag == before {
+			t.Fatalf("/a's digest under a 1-character facts quota: %q", a2.Text)
+		}
+		if b2.ETag != b.ETag {
+			t.Fatalf("/b's digest changed with /a's quota: %q", b2.Text)
+		}
 	})
 }
 
