@@ -38,7 +38,7 @@ func workspacesServer(t *testing.T, s *store.Store, environ ...string) (*api.Ser
 }
 
 type scopeBody struct {
-	Scope struct{ From, To, Source string } `json:"scope"`
+	Scope  struct{ From, To, Source string } `json:"scope"`
 	Hidden []struct {
 		Library string         `json:"library"`
 		Count   int            `json:"count"`
