@@ -199,7 +199,12 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 	// other processes) reload without a restart.
 	wsTick := time.NewTicker(wsconfig.WatchInterval)
 	defer wsTick.Stop()
-	go a.workspaces.Run(workCtx, wsTick.C, nil)
+	wsDone := make(chan struct{})
+	go func() {
+		defer close(wsDone)
+		a.workspaces.Run(workCtx, wsTick.C, nil)
+	}()
+	defer func() { cancelWork(); <-wsDone }()
 
 	if opts.watchDSH {
 		ing, _ := importIngester(a)
