@@ -30,6 +30,7 @@ import (
 	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/tasks"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // Deps are what the handlers need.
@@ -67,6 +68,10 @@ type Deps struct {
 	// LLM is the client the LLM proxy relays a benchmark cell's model
 	// calls through (llm_proxy.go). Nil: that route answers 503.
 	LLM *llm.Client
+	// Workspaces are the per-workspace settings (issue 16): GET and PUT
+	// /v1/workspaces/{ws}/config and the admin's. Nil: those routes answer
+	// 503.
+	Workspaces *wsconfig.Service
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -133,6 +138,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/calls/{id}", s.admin(s.llmCallShow))
 	s.routesIngest()
 	s.routesMemory()
+	s.routesWorkspaces()
 	s.routesConsolidate()
 	s.routesLogin()
 	s.routesReport()

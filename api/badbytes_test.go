@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/mullhq/mull/api"
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/harnesses"
@@ -25,6 +26,7 @@ import (
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/tasks"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // inputRoute is one route with a request it would take: its path values
@@ -179,6 +181,11 @@ var inputRoutes = []inputRoute{
 	{pattern: "POST /v1/harness/benchmark", body: `{"session":"session-1","action":"add-case","case_id":"c3","title":"t","statement":"s","rubric":"r",` +
 		`"capability":"cap","snapshot_id":"snap-2","reference_snapshot_id":"snap-1","refinement_id":"r1","run_id":"bench_1","runs":1,"provider":"p","model":"m"}`},
 	{pattern: "GET /v1/bench/snapshots/{id}/inject", path: map[string]string{"id": "snap-1"}, query: map[string]string{"query": "build"}},
+	{pattern: "GET /v1/workspaces/{ws}/config", path: map[string]string{"ws": "%2Fw"}},
+	{pattern: "PUT /v1/workspaces/{ws}/config", path: map[string]string{"ws": "%2Fw"}, body: `{"scope":"both"}`},
+	{pattern: "GET /v1/admin/workspaces/{ws}/config", path: map[string]string{"ws": "%2Fw"}},
+	{pattern: "PUT /v1/admin/workspaces/{ws}/config", path: map[string]string{"ws": "%2Fw"},
+		body: `{"scope":"both","ledger.mode":"warn","budget":1000,"retro":true,"digest.quotas.facts":"300"}`},
 }
 
 // TestEveryRouteIsListed reads the routes api registers from its source,
@@ -291,11 +298,15 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	client := enginetest.NewClient(t, s, reg, cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)
+	ws := wsconfig.NewStatic(s, config.Config{}, nil, enginetest.Logger())
+	if err := ws.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	srv, err := api.New(ctx, api.Deps{Store: s, Client: client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
 		Config: cfg, Ingest: svc, Memories: mem, Tasks: tasks.New(s, mem, svc, cfg.Reflection), Now: time.Now,
-		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: hs, Bench: bs})
+		Negledger: negledger.New(s, cfg.Ledger, enginetest.Logger()), Harness: hs, Bench: bs, Workspaces: ws})
 	if err != nil {
 		t.Fatal(err)
 	}

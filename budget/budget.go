@@ -53,6 +53,8 @@ type Ledger struct {
 	loc *time.Location
 	cfg config.Budget
 	log *slog.Logger
+	// workspace is a workspace's own daily token budget (WithWorkspaceBudget).
+	workspace func(workspace string) (tokens int64, ok bool)
 }
 
 // Option changes how New builds a Ledger.
@@ -62,6 +64,16 @@ type Option func(*Ledger)
 // reserved) to l. Without it they are only counted.
 func WithLogger(l *slog.Logger) Option {
 	return func(led *Ledger) { led.log = l.With("component", "budget") }
+}
+
+// WithWorkspaceBudget makes each Reserve ask f for the workspace's own
+// daily token budget (its per-workspace budget setting, wsconfig): when ok,
+// it is the "workspace:<path>" key's token limit for that reservation,
+// whatever budget.limits or `mull budget set` say (0: no token limit);
+// the key's money limit stays. Asked at every Reserve, so a change holds
+// from the workspace's next LLM call.
+func WithWorkspaceBudget(f func(workspace string) (tokens int64, ok bool)) Option {
+	return func(led *Ledger) { led.workspace = f }
 }
 
 // New builds a ledger on s. Its clock is the store's (store.SetClock in

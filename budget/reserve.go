@@ -105,6 +105,7 @@ func (l *Ledger) Reserve(ctx context.Context, req Request) (Reservation, error) 
 		if err != nil {
 			return err
 		}
+		limits = l.withWorkspaceBudget(limits, req.Workspace)
 		// Written before the rows are locked, to hold the locks for less.
 		if err := l.s.InsertBudgetReservation(ctx, tx, store.BudgetReservation{
 			ID: r.ID, Day: day, Keys: r.Keys, Tokens: r.Tokens, NanoUSD: r.NanoUSD, JobID: req.JobID,
@@ -170,4 +171,25 @@ func byKey(limits []store.BudgetLimit) map[string]store.BudgetLimit {
 		m[l.Key] = l
 	}
 	return m
+}
+
+// withWorkspaceBudget puts workspace's own token budget, when it has one,
+// in place of its key's token limit (keeping the key's money limit).
+func (l *Ledger) withWorkspaceBudget(limits []store.BudgetLimit, workspace string) []store.BudgetLimit {
+	if l.workspace == nil || workspace == "" {
+		return limits
+	}
+	tokens, ok := l.workspace(workspace)
+	if !ok {
+		return limits
+	}
+	key := workspacePrefix + workspace
+	own := store.BudgetLimit{Key: key, Tokens: tokens}
+	if i := slices.IndexFunc(limits, func(b store.BudgetLimit) bool { return b.Key == key }); i >= 0 {
+		own.NanoUSD = limits[i].NanoUSD
+		limits = slices.Delete(slices.Clone(limits), i, i+1)
+	} else if i := slices.IndexFunc(limits, func(b store.BudgetLimit) bool { return b.Key == KeyDefaultWorkspace }); i >= 0 {
+		own.NanoUSD = limits[i].NanoUSD
+	}
+	return append(limits, own)
 }

@@ -96,6 +96,12 @@ type Config struct {
 	Harness Harness `toml:"harness"`
 	// Bench configures A/B benchmark runs (seed 004's benchmark).
 	Bench Bench `toml:"bench"`
+	// Workspaces are per-workspace settings, keyed by workspace path (a
+	// DSH cwd): [workspaces."/home/me/project"] scope = "global". They win
+	// over the global keys and lose to the environment; the API's
+	// (PUT /v1/admin/workspaces/{ws}/config) win over them. Reloaded
+	// without a restart when the file changes.
+	Workspaces map[string]WorkspaceConfig `toml:"workspaces"`
 }
 
 // Log configures logging.
@@ -279,7 +285,7 @@ func (c Config) Validate() error {
 			return err
 		}
 	}
-	return nil
+	return c.validateWorkspaces()
 }
 
 func (w Workers) validate() error {

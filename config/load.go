@@ -29,12 +29,21 @@ type Source struct {
 // Load builds the effective configuration from defaults, file, environment and
 // flags, then validates it. Every error is an *Error naming the key.
 func Load(src Source) (Config, error) {
-	var c Config
+	var b []byte
 	if src.File != "" {
-		b, err := os.ReadFile(src.File)
-		if err != nil {
+		var err error
+		if b, err = os.ReadFile(src.File); err != nil {
 			return Config{}, &Error{Key: "config", Problem: err.Error()}
 		}
+	}
+	return LoadBytes(b, src)
+}
+
+// LoadBytes is Load with the file's content already read (b; nil: no
+// file): the config watcher checks the bytes it hashed.
+func LoadBytes(b []byte, src Source) (Config, error) {
+	var c Config
+	if b != nil {
 		if err := decodeTOML(b, &c); err != nil {
 			return Config{}, err
 		}

@@ -7,7 +7,6 @@ import (
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/jobs/benchcell"
 	"github.com/mullhq/mull/jobs/benchdecide"
-	"github.com/mullhq/mull/memories"
 )
 
 // registerBench adds a benchmark run's two step kinds, bench_cell and
@@ -16,7 +15,7 @@ import (
 // bench.executor's.
 func registerBench(reg *engine.Registry, d Deps) {
 	cfg, log := d.Config, d.Logger.With("component", "bench")
-	svc := benches.New(d.Store, cfg.Bench, harnesses.New(d.Store, cfg.Harness, log), memories.New(d.Store, cfg.Memory, cfg.Digest), d.Runner, log).
+	svc := benches.New(d.Store, cfg.Bench, harnesses.New(d.Store, cfg.Harness, log), d.memories(), d.Runner, log).
 		WithAdminToken(cfg.AdminToken != "")
 	benchcell.Register(reg, d.Runner, &benchcell.Worker{Service: svc, LLM: d.LLM, Executor: benchcell.ExecutorFor(cfg, d.LLM, benchcap.NewKeyring(d.Store)),
 		Config: cfg.Bench, Logger: log.With("kind", "bench_cell")})

@@ -61,9 +61,11 @@ import (
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/learn/retro"
 	"github.com/mullhq/mull/llm"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // Deps are what job workers are built from.
@@ -77,6 +79,39 @@ type Deps struct {
 	// Config is the loaded configuration (with defaults): each kind reads
 	// its own keys from it.
 	Config config.Config
+	// Workspaces give each workspace's own settings (scope, retro and
+	// reflection switches, ledger mode, digest quotas), asked when a job
+	// starts. Nil: the config's for every workspace.
+	Workspaces *wsconfig.Service
+}
+
+// retroWorkspaces is d.Workspaces as the retro workers take it (nil stays
+// nil).
+func (d Deps) retroWorkspaces() retrosession.Workspaces {
+	if d.Workspaces == nil {
+		return nil
+	}
+	return d.Workspaces
+}
+
+// memories is a memories.Service over d's store and config that asks
+// d.Workspaces for each workspace's scope and quotas.
+func (d Deps) memories() *memories.Service {
+	m := memories.New(d.Store, d.Config.Memory, d.Config.Digest)
+	if d.Workspaces != nil {
+		m.WithWorkspaces(d.Workspaces)
+	}
+	return m
+}
+
+// negledger is the negative ledger over d's store and config, asking
+// d.Workspaces for each workspace's mode.
+func (d Deps) negledger() *negledger.Service {
+	n := negledger.New(d.Store, d.Config.Ledger, d.Logger.With("component", "ledger"))
+	if d.Workspaces != nil {
+		n.WithModes(func(ws string) string { return d.Workspaces.Effective(ws).LedgerMode() })
+	}
+	return n
 }
 
 // Wiring is what Register hands back to the process.
@@ -110,16 +145,16 @@ func Register(reg *engine.Registry, d Deps) Wiring {
 		KeepPrompts: d.LLM.KeepPrompts(), Logger: d.Logger})
 	noGate := !cfg.Reflection.GateOn()
 	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps,
-		NoPrecedentGate: noGate})
+		NoPrecedentGate: noGate, Workspaces: d.retroWorkspaces()})
 	retroerror.Register(reg, &retroerror.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger, Scope: scope, Caps: caps,
-		NoPrecedentGate: noGate},
+		NoPrecedentGate: noGate, Workspaces: d.retroWorkspaces()},
 		&retroerror.Hook{Store: d.Store, Logger: d.Logger.With("component", "retro_error"), Rules: retroerror.Rules{
 			Debounce: cfg.Retro.ErrorDelay.D(), MinGap: cfg.Retro.ErrorMinGap.D(), MaxPerSession: cfg.Retro.ErrorMaxPerSession}})
 	sessionidle.Register(reg, &sessionidle.Worker{Ingest: svc, Idle: cfg.Ingest.IdleTimeout.D(), Logger: d.Logger})
 	registerReflectTask(reg, d, svc)
 	consolidate.Register(reg, consolidate.Deps{Store: d.Store, LLM: d.LLM, Runner: d.Runner,
 		Logger: d.Logger.With("component", "consolidate"), Settings: consolidate.SettingsFrom(cfg.Consolidate)})
-	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: negledger.New(d.Store, cfg.Ledger, d.Logger.With("component", "ledger")),
+	ledgersweep.Register(reg, &ledgersweep.Worker{Ledger: d.negledger(),
 		Logger: d.Logger.With("component", "ledger_sweep")})
 	refinereview.Register(reg, &refinereview.Worker{Store: d.Store, LLM: d.LLM, Config: cfg.Harness, Logger: d.Logger.With("component", "refine_review"),
 		Harness: harnesses.New(d.Store, cfg.Harness, d.Logger.With("component", "harness"))},

@@ -8,7 +8,6 @@ import (
 	"github.com/mullhq/mull/ingest"
 	"github.com/mullhq/mull/jobs/reflecttask"
 	"github.com/mullhq/mull/learn/reflection"
-	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/tasks"
 )
 
@@ -18,11 +17,14 @@ import (
 // kind's package cannot import it, and the adapter is here.
 func registerReflectTask(reg *engine.Registry, d Deps, in *ingest.Service) {
 	cfg := d.Config
-	mem := memories.New(d.Store, cfg.Memory, cfg.Digest)
+	mem := d.memories()
 	svc := tasks.New(d.Store, mem, in, cfg.Reflection)
 	w := &reflecttask.Worker{Store: d.Store, LLM: d.LLM, Logger: d.Logger.With("component", "reflect_task"), Lessons: mem,
 		Apply: applyByJob(svc), Options: reflecttask.Options{EnvironmentInBrief: cfg.Reflection.EnvironmentInBriefOn(),
 			Adversarial: cfg.Reflection.AdversarialReview}}
+	if d.Workspaces != nil {
+		w.Off = func(ws string) bool { return !d.Workspaces.Effective(ws).ReflectionOn() }
+	}
 	h := &reflecttask.TurnHook{Store: d.Store, Logger: d.Logger.With("component", "turn_end"), Fallback: cfg.Reflection.TurnFallback, NoNudge: !cfg.Reflection.NudgeOn(),
 		Nudge: reflection.NudgeOptions{MinCalls: cfg.Reflection.NudgeMinCalls, MaxPerSession: cfg.Reflection.NudgeMaxPerSession}}
 	reflecttask.Register(reg, w, h)

@@ -40,7 +40,7 @@ func (s *Service) DigestAsOf(ctx context.Context, workspace string, at time.Time
 	if err != nil {
 		return DigestAsOf{}, err
 	}
-	if ok && st.Scope == string(s.scope) && !st.PublishedAt.After(at) {
+	if ok && st.Scope == s.stateTag(workspace) && !st.PublishedAt.After(at) {
 		return DigestAsOf{Text: st.Text, Served: true, Watermark: st.WatermarkID, PublishedAt: st.PublishedAt}, nil
 	}
 	out := DigestAsOf{PublishedAt: st.PublishedAt}
@@ -68,7 +68,7 @@ func (s *Service) DigestAsOf(ctx context.Context, workspace string, at time.Time
 	if out.Omitted, err = s.sectionsAsOf(ctx, workspace, at, &in); err != nil {
 		return out, err
 	}
-	out.Text = digest.Render(in, s.opts).Text
+	out.Text = digest.Render(in, s.optsFor(workspace)).Text
 	return out, nil
 }
 

@@ -48,7 +48,7 @@ func (s *Service) Digest(ctx context.Context, workspace string) (Digest, error) 
 	if err != nil {
 		return Digest{}, err
 	}
-	if ok && st.Scope == string(s.scope) {
+	if ok && st.Scope == s.stateTag(workspace) {
 		due, err := s.due(ctx, workspace, libs, st)
 		if err != nil || !due {
 			return fromState(st), err
@@ -137,7 +137,7 @@ func (s *Service) publish(ctx context.Context, key, workspace string) (Digest, e
 		if err != nil {
 			return err
 		}
-		st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: wm, PublishedAt: now,
+		st = store.DigestState{Workspace: key, Scope: s.stateTag(workspace), WatermarkID: wm, PublishedAt: now,
 			Text: out.Text, ETag: out.ETag, Dropped: out.Dropped, LessonIDs: out.Lessons}
 		return s.store.PutDigestState(ctx, tx, st)
 	})
@@ -170,7 +170,7 @@ func (s *Service) render(ctx context.Context, q Querier, workspace, session stri
 	if err := s.fixedSections(ctx, q, workspace, &in); err != nil {
 		return digest.Output{}, err
 	}
-	return digest.Render(in, s.opts), nil
+	return digest.Render(in, s.optsFor(workspace)), nil
 }
 
 func (s *Service) live(ctx context.Context, tx Querier, libs []string, upTo int64) ([]memory.Memory, error) {
@@ -234,7 +234,7 @@ func (s *Service) Notices(ctx context.Context, workspace string, after int64) (N
 // lesson waiting for lessons.commit_every shows at once, and the system
 // prompt stays as it is.
 func (s *Service) lessonNotices(ctx context.Context, workspace, session string, after int64) (Notices, error) {
-	viewer := lesson.Viewer{Workspace: workspace, Session: session, GlobalLibrary: s.scope.ReadsGlobal()}
+	viewer := lesson.Viewer{Workspace: workspace, Session: session, GlobalLibrary: s.scopeOf(workspace).ReadsGlobal()}
 	d, err := s.Digest(ctx, workspace)
 	if err != nil {
 		return Notices{}, err

@@ -104,7 +104,7 @@ func (s *Service) DigestFor(ctx context.Context, workspace, session string) (Dig
 	if err != nil {
 		return Digest{}, err
 	}
-	if ok && st.Scope == string(s.scope) && st.WatermarkID == d.Watermark && st.PublishedAt.Equal(d.PublishedAt) {
+	if ok && st.Scope == s.stateTag(workspace) && st.WatermarkID == d.Watermark && st.PublishedAt.Equal(d.PublishedAt) {
 		return fromState(st), nil
 	}
 	facts, err := s.digestFacts(ctx, workspace, d.PublishedAt)
@@ -115,7 +115,7 @@ func (s *Service) DigestFor(ctx context.Context, workspace, session string) (Dig
 	if err != nil {
 		return Digest{}, err
 	}
-	st = store.DigestState{Workspace: key, Scope: string(s.scope), WatermarkID: d.Watermark, PublishedAt: d.PublishedAt,
+	st = store.DigestState{Workspace: key, Scope: s.stateTag(workspace), WatermarkID: d.Watermark, PublishedAt: d.PublishedAt,
 		Text: out.Text, ETag: out.ETag, Dropped: out.Dropped, LessonIDs: out.Lessons}
 	return fromState(st), s.store.PutDigestState(ctx, s.store.DB, st)
 }

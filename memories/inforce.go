@@ -100,7 +100,7 @@ func (s *Service) shownIDs(ctx context.Context, q Querier, workspace, session st
 	if err != nil {
 		return nil, false, err
 	}
-	if ok && row.Scope == string(s.scope) && row.WatermarkID == st.WatermarkID && row.PublishedAt.Equal(st.PublishedAt) {
+	if ok && row.Scope == s.stateTag(workspace) && row.WatermarkID == st.WatermarkID && row.PublishedAt.Equal(st.PublishedAt) {
 		return row.LessonIDs, row.LessonsKnown, nil
 	}
 	// No ledger facts: q may be a transaction (facts are read outside
@@ -142,7 +142,7 @@ func (s *Service) LessonsAsOf(ctx context.Context, q Querier, workspace, session
 			all = append(all, FromRow(r))
 		}
 	}
-	return lesson.InForce(all, lesson.Viewer{Workspace: workspace, Session: session, At: at, GlobalLibrary: s.scope.ReadsGlobal()}), nil
+	return lesson.InForce(all, lesson.Viewer{Workspace: workspace, Session: session, At: at, GlobalLibrary: s.scopeOf(workspace).ReadsGlobal()}), nil
 }
 
 // mergeByID merges two id-ordered lists into one, each id once.

@@ -215,7 +215,7 @@ func (s *Service) mayLookUp(ctx context.Context, tx *sql.Tx, m memory.Memory, as
 			return err
 		}
 	}
-	if (lesson.Viewer{Workspace: ws, Session: asker.Session, GlobalLibrary: s.scope.ReadsGlobal()}).Sees(m) {
+	if (lesson.Viewer{Workspace: ws, Session: asker.Session, GlobalLibrary: s.scopeOf(ws).ReadsGlobal()}).Sees(m) {
 		return nil
 	}
 	if asker.Session != "" {

@@ -34,6 +34,9 @@ type Service struct {
 	precedent bool
 	// facts are the negative ledger's constraints (WithLedger); nil: none.
 	facts FactSource
+	// workspaces give a workspace's own scope and digest quotas
+	// (WithWorkspaces); nil: scope and digest for all.
+	workspaces WorkspaceSettings
 }
 
 // New makes a Service over a store, with the memory scope and digest
@@ -82,7 +85,7 @@ type Written struct {
 // and, when a person wrote it (Vouches), is verified: the user saying again
 // what a retro learned is the user confirming it.
 func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provenance) (Written, error) {
-	if s.scope.WritesGlobal() {
+	if s.scopeOf(w.Workspace).WritesGlobal() {
 		w.Workspace = ""
 	}
 	m, redacted, err := memory.New(w, p, s.store.Now())
@@ -328,7 +331,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 		if err != nil {
 			return err
 		}
-		viewer := lesson.Viewer{Workspace: q.Workspace, Session: q.Session, GlobalLibrary: s.scope.ReadsGlobal()}
+		viewer := lesson.Viewer{Workspace: q.Workspace, Session: q.Session, GlobalLibrary: s.scopeOf(q.Workspace).ReadsGlobal()}
 		rows = slices.DeleteFunc(rows, func(r store.MemoryMatch) bool {
 			m := FromRow(r.Memory)
 			return rules.Governed(m) && !viewer.Sees(m)
@@ -392,10 +395,11 @@ func rank(rows []store.MemoryMatch, terms []string, now time.Time) []Hit {
 
 // libraries are the workspaces a workspace reads, its own first.
 func (s *Service) libraries(workspace string) []string {
+	scope := s.scopeOf(workspace)
 	switch {
-	case !s.scope.ReadsWorkspace():
+	case !scope.ReadsWorkspace():
 		return []string{""}
-	case s.scope.ReadsGlobal() && workspace != "":
+	case scope.ReadsGlobal() && workspace != "":
 		return []string{workspace, ""}
 	}
 	return []string{workspace}

@@ -148,7 +148,7 @@ func (s *Service) rejectionLesson(ctx context.Context, tx *sql.Tx, p store.Propo
 // lessonLibrary is the library a rejection's lesson goes to: the
 // proposal's workspace, or the global one under scope global.
 func (s *Service) lessonLibrary(workspace string) string {
-	if s.scope.WritesGlobal() {
+	if s.scopeOf(workspace).WritesGlobal() {
 		return ""
 	}
 	return workspace

@@ -26,6 +26,24 @@ type Service struct {
 	store  *store.Store
 	cfg    config.Ledger
 	logger *slog.Logger
+	// modes, when set, is a workspace's effective ledger.mode (WithModes).
+	modes func(workspace string) string
+}
+
+// WithModes makes every check and policy ask f for the workspace's
+// ledger.mode at use time (wsconfig: its per-workspace setting, which can
+// change without a restart) instead of the config's.
+func (s *Service) WithModes(f func(workspace string) string) *Service {
+	s.modes = f
+	return s
+}
+
+// modeFor is workspace's ledger.mode.
+func (s *Service) modeFor(workspace string) string {
+	if s.modes != nil {
+		return s.modes(workspace)
+	}
+	return s.cfg.ModeFor(workspace)
 }
 
 // New makes a Service. Its clock is the store's. Unset config keys take
@@ -233,6 +251,6 @@ type SweepReport struct {
 
 // PolicyFor is the plugin's policy for a workspace.
 func (s *Service) PolicyFor(workspace string) Policy {
-	return Policy{Mode: ledger.Mode(s.cfg.ModeFor(workspace)), CommandTools: s.cfg.CommandTools,
+	return Policy{Mode: ledger.Mode(s.modeFor(workspace)), CommandTools: s.cfg.CommandTools,
 		ReadTools: s.cfg.ReadTools, ClientTimeoutMS: s.cfg.ClientTimeout.D().Milliseconds()}
 }

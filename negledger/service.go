@@ -50,7 +50,7 @@ func newLeaseID() string {
 	return "lease-" + hex.EncodeToString(b)
 }
 
-func (s *Service) mode(workspace string) ledger.Mode { return ledger.Mode(s.cfg.ModeFor(workspace)) }
+func (s *Service) mode(workspace string) ledger.Mode { return ledger.Mode(s.modeFor(workspace)) }
 
 // The longest identifiers and paths a request may carry, in bytes: they
 // are stored (events, leases, observations) and indexed, and Postgres

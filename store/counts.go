@@ -15,6 +15,7 @@ var countedTables = []string{
 	"playbooks", "proposals", "error_retros", "consolidate_state", "river_job",
 	"harness_scopes", "harness_entries", "harness_entry_versions", "harness_refinements", "harness_reviews",
 	"harness_gates", "harness_injections", "bench_cases", "bench_snapshots", "bench_runs", "bench_cells", "bench_jobs",
+	"workspace_settings",
 }
 
 // RowCounts counts the rows of every table a request or an import can

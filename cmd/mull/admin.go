@@ -97,13 +97,21 @@ func newVersionCmd(g *globals) *cobra.Command {
 
 func newConfigCmd(g *globals) *cobra.Command {
 	cmd := &cobra.Command{Use: "config", Short: "Show the effective configuration"}
-	cmd.AddCommand(&cobra.Command{
-		Use:   "print",
+	var workspace string
+	var asJSON bool
+	printCmd := &cobra.Command{
+		Use:   "print [--workspace W [--json]]",
 		Short: "Print the effective configuration as TOML, secrets masked",
 		Long: `Print the configuration mull would run with (defaults, then --config file,
-then MULL_* environment, then flags), validated, with secrets masked.`,
+then MULL_* environment, then flags), validated, with secrets masked.
+With --workspace, print instead each per-workspace setting of W as it applies
+now and where it comes from: env, workspace (api), workspace (file),
+global (file) or default.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("workspace") {
+				return printWorkspaceConfig(cmd, g, workspace, asJSON)
+			}
 			cfg, err := g.loadConfig()
 			if err != nil {
 				return err
@@ -115,6 +123,9 @@ then MULL_* environment, then flags), validated, with secrets masked.`,
 			fmt.Fprint(g.stdout, out)
 			return nil
 		},
-	})
+	}
+	printCmd.Flags().StringVar(&workspace, "workspace", "", "show this workspace's per-workspace settings and their sources")
+	printCmd.Flags().BoolVar(&asJSON, "json", false, "with --workspace: print JSON")
+	cmd.AddCommand(printCmd)
 	return cmd
 }

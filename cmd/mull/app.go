@@ -18,11 +18,14 @@ import (
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/tasks"
 	"github.com/mullhq/mull/workflows"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // app is everything a command builds from the config.
 type app struct {
-	cfg    config.Config
+	cfg config.Config
+	// src is where cfg came from: the config watcher reloads the file.
+	src    config.Source
 	log    *slog.Logger
 	store  *store.Store
 	reg    *engine.Registry
@@ -45,6 +48,9 @@ type app struct {
 	// bench is A/B benchmark runs (seed 004's benchmark), for the API and
 	// the CLI.
 	bench *benches.Service
+	// workspaces are the per-workspace settings (issue 16), for the API,
+	// the CLI, the jobs, the digest and the ledgers.
+	workspaces *wsconfig.Service
 	// builtin are the periodic jobs every worker runs whatever the config
 	// says: what the job kinds declared (jobs.Register).
 	builtin []config.Cron
@@ -73,7 +79,7 @@ func (g *globals) open(ctx context.Context, mode appMode, edit ...func(*config.C
 	for _, e := range edit {
 		e(&cfg)
 	}
-	a := &app{cfg: cfg, log: newLogger(cfg, g.stderr)}
+	a := &app{cfg: cfg, src: g.configSource(), log: newLogger(cfg, g.stderr)}
 	db, err := config.ParseDatabaseURL(cfg.DatabaseURL, cfg.DataDir)
 	if err != nil {
 		return nil, &config.Error{Key: "database_url", Problem: err.Error()}
@@ -120,20 +126,28 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.reg = engine.NewRegistry(a.cfg.Jobs)
 	a.runner = workflows.New(a.store, a.log)
 	var err error
-	if a.ledger, err = budget.New(a.store, a.cfg.Budget, budget.WithLogger(a.log.With("component", "budget"))); err != nil {
+	if a.workspaces, err = wsconfig.New(a.store, a.src, a.log); err != nil {
+		return err
+	}
+	if err := a.workspaces.Load(ctx); err != nil {
+		return err
+	}
+	wsBudget := budget.WithWorkspaceBudget(func(ws string) (int64, bool) { return a.workspaces.Effective(ws).Budget() })
+	if a.ledger, err = budget.New(a.store, a.cfg.Budget, budget.WithLogger(a.log.With("component", "budget")), wsBudget); err != nil {
 		return err
 	}
 	a.llm = llm.New(llm.Options{Config: a.cfg.LLM, Ledger: a.ledger, Calls: a.store, Logger: a.log.With("component", "llm")})
-	a.negledger = negledger.New(a.store, a.cfg.Ledger, a.log.With("component", "ledger"))
+	a.negledger = negledger.New(a.store, a.cfg.Ledger, a.log.With("component", "ledger")).
+		WithModes(func(ws string) string { return a.workspaces.Effective(ws).LedgerMode() })
 	a.harness = harnesses.New(a.store, a.cfg.Harness, a.log.With("component", "harness"))
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection).
-		WithLedger(a.negledger)
+		WithLedger(a.negledger).WithWorkspaces(a.workspaces)
 	a.bench = benches.New(a.store, a.cfg.Bench, a.harness, a.memories, a.runner, a.log.With("component", "bench")).
 		WithAdminToken(a.cfg.AdminToken != "")
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,
-		Runner: a.runner, Config: a.cfg})
+		Runner: a.runner, Config: a.cfg, Workspaces: a.workspaces})
 	a.ingest, a.builtin = w.Ingest, w.Cron
 	a.tasks = tasks.New(a.store, a.memories, a.ingest, a.cfg.Reflection)
 	a.client, err = engine.NewClient(a.store.Driver(), a.reg, engine.ClientOptions{

@@ -127,13 +127,22 @@ print' shows the result.`,
 		newServeCmd(g), newWorkerCmd(g), newMigrateCmd(g), newVersionCmd(g), newConfigCmd(g),
 		newProbeCmd(g), newDLQCmd(g), newJobsCmd(g), newWorkflowsCmd(g), newQueuesCmd(g), newWorkersCmd(g), newLLMCmd(g), newSessionsCmd(g), newImportCmd(g), newMemoryCmd(g), newTasksCmd(g), newDSHCmd(g),
 		newFakeDeepSeekCmd(g), newBudgetCmd(g), newRetroCmd(g), newProposalsCmd(g), newPlaybooksCmd(g), newConsolidateCmd(g), newLessonsCmd(g), newLedgerCmd(g), newHarnessCmd(g),
-		newBenchCmd(g), newReportCmd(g),
+		newBenchCmd(g), newReportCmd(g), newWorkspacesCmd(g),
 	)
 	return root
 }
 
 // loadConfig builds the effective configuration.
 func (g *globals) loadConfig() (config.Config, error) {
+	src := g.configSource()
+	cfg, err := config.Load(src)
+	g.warnEnv(cfg, err, src.Environ)
+	return cfg, err
+}
+
+// configSource is where the configuration comes from: the file, the
+// environment and the global flags.
+func (g *globals) configSource() config.Source {
 	flags := map[string]string{}
 	for key, v := range map[string]string{
 		"data_dir": g.dataDir, "database_url": g.databaseURL, "listen": g.listen,
@@ -143,10 +152,7 @@ func (g *globals) loadConfig() (config.Config, error) {
 			flags[key] = v
 		}
 	}
-	environ := os.Environ()
-	cfg, err := config.Load(config.Source{File: g.configFile, Environ: environ, Flags: flags})
-	g.warnEnv(cfg, err, environ)
-	return cfg, err
+	return config.Source{File: g.configFile, Environ: os.Environ(), Flags: flags}
 }
 
 // warnEnv reports each MULL_* variable mull does not read, once a run, in

@@ -23,6 +23,7 @@ import (
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 func newServeCmd(g *globals) *cobra.Command {
@@ -133,7 +134,7 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 	if withHTTP {
 		if apiSrv, err = api.New(workCtx, api.Deps{
 			Store: a.store, Client: a.client, Registry: a.reg, Logger: a.log, AdminToken: a.cfg.AdminToken, Budget: a.ledger, Config: a.cfg, Ingest: a.ingest,
-			Memories: a.memories, Tasks: a.tasks, Negledger: a.negledger, Harness: a.harness, Bench: a.bench, LLM: a.llm,
+			Memories: a.memories, Tasks: a.tasks, Negledger: a.negledger, Harness: a.harness, Bench: a.bench, LLM: a.llm, Workspaces: a.workspaces,
 		}); err != nil {
 			return err
 		}
@@ -193,6 +194,17 @@ func runServer(ctx context.Context, g *globals, mode appMode, withHTTP bool, opt
 		a.log.Info("workers started", "queues", a.cfg.Workers.Queues, "database", a.store.Where,
 			"cron_entries", len(a.cfg.Cron), "rescue_stuck_jobs_after", engine.RescueAfter(a.cfg, a.reg).String())
 	}
+
+	// The config file's per-workspace settings (and the API's, written by
+	// other processes) reload without a restart.
+	wsTick := time.NewTicker(wsconfig.WatchInterval)
+	defer wsTick.Stop()
+	wsDone := make(chan struct{})
+	go func() {
+		defer close(wsDone)
+		a.workspaces.Run(workCtx, wsTick.C, nil)
+	}()
+	defer func() { cancelWork(); <-wsDone }()
 
 	if opts.watchDSH {
 		ing, _ := importIngester(a)

@@ -52,6 +52,9 @@ type Worker struct {
 	Lessons InForce
 	// Options are the reflection.* keys the job reads.
 	Options Options
+	// Off, when set, reports a workspace whose reflection switch is off
+	// (wsconfig, asked at the job's start): its tasks are not reflected on.
+	Off func(workspace string) bool
 }
 
 // Options are the reflection.* config keys the job reads.
@@ -79,6 +82,9 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 	case !task.ReflectedAt.IsZero():
 		w.Logger.Info("task already reflected on; completing", "job_id", job.ID, "task_id", task.ID, "reflected_by", task.ReflectedBy)
 		return nil
+	case w.Off != nil && w.Off(task.Workspace):
+		w.Logger.Info("reflection off for this workspace; cancelling", "job_id", job.ID, "task_id", task.ID, "workspace", task.Workspace)
+		return river.JobCancel(fmt.Errorf("reflection is off for workspace %q (its reflection setting)", task.Workspace))
 	}
 	prompt, err := w.prompt(ctx, task)
 	if err != nil {

@@ -218,8 +218,9 @@ type Worker struct {
 	// Scope and TempDirs are retrosession.Worker's: under scope global a
 	// retro writes its memories to the global library, under both it
 	// promotes to it.
-	Scope    memory.Scope
-	TempDirs []string
+	Scope      memory.Scope
+	Workspaces retrosession.Workspaces
+	TempDirs   []string
 	// NoPrecedentGate is retrosession.Worker's (reflection.precedent_gate
 	// off).
 	NoPrecedentGate bool
@@ -228,7 +229,7 @@ type Worker struct {
 // Work asks the model about the session's errors and applies its answer
 // with the job's completion.
 func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
-	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps, Scope: w.Scope, TempDirs: w.TempDirs,
+	p := &retrosession.Worker{Store: w.Store, LLM: w.LLM, Logger: w.Logger, Caps: w.Caps, Scope: w.Scope, Workspaces: w.Workspaces, TempDirs: w.TempDirs,
 		NoPrecedentGate: w.NoPrecedentGate}
 	return retrosession.Run(ctx, p, job, job.Args.SessionID, retro.ErrorFocus)
 }

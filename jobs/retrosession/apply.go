@@ -78,7 +78,7 @@ func lastEventAt(rows []store.Event, sess store.Session) time.Time {
 // workspace's own, or under scope global the global one ("") that the
 // digest and search read.
 func (w *Worker) library(workspace string) string {
-	if w.Scope.WritesGlobal() {
+	if w.scope(workspace).WritesGlobal() {
 		return ""
 	}
 	return workspace
@@ -270,7 +270,7 @@ func propose(ctx context.Context, st *store.Store, tx *sql.Tx, jobID int64, sess
 // what this session taught can go too, and returns how many it copied. A
 // global copy that was invalidated is never made again.
 func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now time.Time) (int, error) {
-	if !w.Scope.Promotes() || workspace == "" || memory.TemporaryWorkspace(workspace, w.tempDirs()...) {
+	if !w.scope(workspace).Promotes() || workspace == "" || memory.TemporaryWorkspace(workspace, w.tempDirs()...) {
 		return 0, nil
 	}
 	// The global library's lock comes after the workspace's, always: two

@@ -8,6 +8,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 
@@ -92,6 +93,10 @@ type Worker struct {
 	// stay the workspace's); under both, each retro promotes the
 	// workspace's best memories to the global library (memory.Promote).
 	Scope memory.Scope
+	// Workspaces, when set, give each workspace's own settings at the
+	// job's start (wsconfig): its scope wins over Scope, and a workspace
+	// whose retro switch is off gets no retro (the job is cancelled).
+	Workspaces Workspaces
 	// TempDirs are the temporary directories whose workspaces never
 	// promote (/tmp always is one). Defaults to os.TempDir().
 	TempDirs []string
@@ -169,6 +174,10 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	}
 	if err != nil {
 		return err
+	}
+	if w.Workspaces != nil && !w.Workspaces.Effective(sess.Workspace).RetroOn() {
+		w.Logger.Info("retro off for this workspace; cancelling", "job_id", job.ID, "kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace)
+		return river.JobCancel(fmt.Errorf("retro is off for workspace %q (its retro setting)", sess.Workspace))
 	}
 	rows, err := w.Store.SessionEvents(ctx, sess.ID, maxEvents)
 	if err != nil {
