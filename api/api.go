@@ -67,6 +67,10 @@ type Deps struct {
 	// LLM is the client the LLM proxy relays a benchmark cell's model
 	// calls through (llm_proxy.go). Nil: that route answers 503.
 	LLM *llm.Client
+	// TempDirs are the temporary directories whose workspaces never
+	// promote to the global library (/tmp always is one). Defaults to
+	// os.TempDir().
+	TempDirs []string
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -80,6 +84,8 @@ type Server struct {
 	ops *opsMetrics
 	// ledgerM counts the ledger's answers and effects (metrics_ledger.go).
 	ledgerM *ledgerMetrics
+	// memErrs counts failed memory reads and writes (memerrors.go).
+	memErrs *memErrors
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
@@ -104,6 +110,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	s.ops = newOpsMetrics(s.metrics.reg, d)
 	s.ledgerM = newLedgerMetrics(s.metrics.reg, d)
+	s.memErrs = newMemErrors(s.metrics.reg, d.Now())
 	registerHarnessMetrics(s.metrics.reg, d)
 	registerBenchMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
@@ -133,6 +140,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/calls/{id}", s.admin(s.llmCallShow))
 	s.routesIngest()
 	s.routesMemory()
+	s.routesSteer()
 	s.routesConsolidate()
 	s.routesLogin()
 	s.routesReport()
