@@ -153,12 +153,6 @@ func (s *Server) promoteMemories(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	p, err := s.deps.Memories.PromoteByHand(r.Context(), in.Workspace, in.IDs, s.tempDirs())
-	var te *memories.TemporaryError
-	if errors.As(err, &te) {
-		s.memErrs.count(in.Workspace, true, "promote: "+err.Error(), s.deps.Now())
-		writeError(w, http.StatusUnprocessableEntity, te.Error())
-		return
-	}
 	if s.memoryWriteFailed(w, in.Workspace, "promote", err) {
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -206,6 +207,7 @@ func TestForgetRoute(t *testing.T) {
 type promoteBody struct {
 	Promoted []memories.PromotedID `json:"promoted"`
 	Refused  []memories.RefusedID  `json:"refused"`
+	Message  string                `json:"message"`
 }
 
 func TestPromoteRoute(t *testing.T) {
@@ -244,8 +246,14 @@ func TestPromoteRoute(t *testing.T) {
 		}
 		// A temporary workspace never promotes, named ids or not.
 		tmp := r.remember(t, "/var/tmp/exp", memory.Method, memory.SrcUser, "a method from an experiment")
-		for _, body := range []string{fmt.Sprintf(`{"workspace":"/var/tmp/exp","ids":[%d]}`, tmp), `{"workspace":"/tmp/x"}`} {
-			expectError(t, serve(r.srv, "POST", "/v1/memories/promote", body), http.StatusUnprocessableEntity, "temporary directory")
+		expect(t, serve(r.srv, "POST", "/v1/memories/promote", fmt.Sprintf(`{"workspace":"/var/tmp/exp","ids":[%d]}`, tmp)), http.StatusOK, &p)
+		if len(p.Promoted) != 0 || len(p.Refused) != 1 || p.Refused[0].ID != tmp || !strings.Contains(p.Refused[0].Reason, "temporary directory") {
+			t.Fatalf("promote from a temporary workspace: %+v", p)
+		}
+		p = promoteBody{}
+		expect(t, serve(r.srv, "POST", "/v1/memories/promote", `{"workspace":"/tmp/x"}`), http.StatusOK, &p)
+		if len(p.Promoted)+len(p.Refused) != 0 || !strings.Contains(p.Message, "temporary directory") {
+			t.Fatalf("promote the best of a temporary workspace: %+v", p)
 		}
 		expectError(t, serve(r.srv, "POST", "/v1/memories/promote", `{"workspace":""}`), http.StatusBadRequest, "workspace")
 		expectError(t, serve(r.srv, "POST", "/v1/memories/promote", `{"workspace":"/w","ids":[0]}`), http.StatusBadRequest, "ids[0]")
@@ -403,6 +411,29 @@ func TestSessionRetroRoute(t *testing.T) {
 		if b.State != "scheduled" || !b.RunAt.Equal(reset) || !strings.Contains(b.Message, "budget workspace:/poor is spent") ||
 			retroJobs(t, r.client, "broke") != 1 {
 			t.Fatalf("spent budget: %+v (reset %v)", b, reset)
+		}
+	})
+}
+
+// Many asks at once queue one retro: the session's lock orders them.
+func TestSessionRetroRouteConcurrent(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		r := newSteerRig(t, s, nil)
+		session(t, s, "busy", "/w", 5, time.Now().UTC().Add(-time.Minute))
+		const n = 8
+		codes := make(chan int, n)
+		var wg sync.WaitGroup
+		for range n {
+			wg.Go(func() { codes <- serve(r.srv, "POST", "/v1/sessions/busy/retro", "").Code })
+		}
+		wg.Wait()
+		close(codes)
+		got := map[int]int{}
+		for c := range codes {
+			got[c]++
+		}
+		if got[http.StatusAccepted] != 1 || got[http.StatusOK] != n-1 || retroJobs(t, r.client, "busy") != 1 {
+			t.Fatalf("answers %v, %d jobs; want one 202 and one job", got, retroJobs(t, r.client, "busy"))
 		}
 	})
 }

@@ -28,15 +28,9 @@ type RefusedID struct {
 type Promotion struct {
 	Promoted []PromotedID `json:"promoted"`
 	Refused  []RefusedID  `json:"refused"`
-}
-
-// TemporaryError refuses a promotion from a workspace in a temporary
-// directory: tests and one-off experiments live there, and their entries
-// are never broadcast to the global library (the seed's rule).
-type TemporaryError struct{ Workspace string }
-
-func (e *TemporaryError) Error() string {
-	return fmt.Sprintf("workspace %q lies in a temporary directory: its memories are never promoted to the global library", e.Workspace)
+	// Message says why nothing moved when no id says it: a temporary
+	// workspace, or no memory meeting the automatic rules.
+	Message string `json:"message,omitempty"`
 }
 
 // PromoteByHand copies workspace memories to the global library now, as a
@@ -44,15 +38,22 @@ func (e *TemporaryError) Error() string {
 // an external src, never quarantined or invalidated, never what the global
 // library has or had), or, with no ids, the best candidates of the
 // automatic rules (memory.Promote: at most 3, score at least 10). A
-// workspace in a temporary directory (tempDirs, and /tmp) is refused
-// whole with a *TemporaryError; so is the global library itself, with a
-// *memory.FieldError. Each copy passes the trust gate again (Gated).
+// workspace in a temporary directory (tempDirs, and /tmp) promotes nothing:
+// tests and one-off experiments live there, and their entries are never
+// broadcast (the seed's rule); each id is refused, and Message says why.
+// The global library itself is a *memory.FieldError. Each copy passes the
+// trust gate again, as the automatic promotion's (Gated).
 func (s *Service) PromoteByHand(ctx context.Context, workspace string, ids []int64, tempDirs []string) (Promotion, error) {
 	if workspace == "" {
 		return Promotion{}, &memory.FieldError{Field: "workspace", Problem: "required: the workspace whose memories go to the global library"}
 	}
 	if memory.TemporaryWorkspace(workspace, tempDirs...) {
-		return Promotion{}, &TemporaryError{Workspace: workspace}
+		why := fmt.Sprintf("workspace %q lies in a temporary directory: its memories are never promoted to the global library", workspace)
+		out := Promotion{Promoted: []PromotedID{}, Refused: []RefusedID{}, Message: why}
+		for _, id := range ids {
+			out.Refused = append(out.Refused, RefusedID{ID: id, Reason: why})
+		}
+		return out, nil
 	}
 	out := Promotion{Promoted: []PromotedID{}, Refused: []RefusedID{}}
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
@@ -83,6 +84,10 @@ func (s *Service) PromoteByHand(ctx context.Context, workspace string, ids []int
 				return fmt.Errorf("promote memory %d to global: %w", m.ID, err)
 			}
 			out.Promoted = append(out.Promoted, PromotedID{ID: m.ID, GlobalID: gid})
+		}
+		if len(ids) == 0 && len(out.Promoted) == 0 {
+			out.Message = "nothing to promote: no live memory of the workspace meets the automatic rules " +
+				"(score at least 10, not from an external source, not in the global library)"
 		}
 		return nil
 	})

@@ -210,8 +210,8 @@ directory. Without IDs, the best candidates of the automatic promotion (at most
 			for _, rf := range p.Refused {
 				fmt.Fprintf(g.stdout, "refused memory %d: %s\n", rf.ID, rf.Reason)
 			}
-			if len(p.Promoted)+len(p.Refused) == 0 {
-				fmt.Fprintln(g.stdout, "nothing to promote: no memory meets the automatic rules")
+			if p.Message != "" {
+				fmt.Fprintln(g.stdout, p.Message)
 			}
 			return nil
 		},

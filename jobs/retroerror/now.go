@@ -40,6 +40,12 @@ type Asked struct {
 // (the budget's reset, when the budget is spent), recorded as the
 // session's latest retro so an error retro after it keeps the gap too.
 func (h *Hook) Now(ctx context.Context, tx *sql.Tx, client *engine.Client, s store.Session, notBefore time.Time) (Asked, error) {
+	// The session's row lock (Postgres), as ingest takes it: two asks at
+	// once queue one retro, and an error retro scheduled meanwhile is seen.
+	s, _, err := h.Store.LockSession(ctx, tx, s.ID, s.Workspace, s.LastEventAt)
+	if err != nil {
+		return Asked{}, err
+	}
 	now := h.Store.Now()
 	if !s.Primary {
 		return Asked{Message: fmt.Sprintf("session %s is a subagent's: its parent session's retro learns from its events", s.ID)}, nil
