@@ -96,6 +96,21 @@ func TestMemoryStatusRoute(t *testing.T) {
 		if err := r.ledger.SetLimit(ctx, "workspace:"+ws, 5000, 0); err != nil {
 			t.Fatal(err)
 		}
+		// A retro of this workspace, one of another (the global library's
+		// latest), and the global library's consolidation.
+		t0 := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			for i, rr := range []store.RetroRun{{JobID: 901, SessionID: "s1", Workspace: ws, AppliedAt: t0},
+				{JobID: 902, SessionID: "s2", Workspace: "/elsewhere", AppliedAt: t0.Add(time.Hour)}} {
+				if _, err := s.InsertRetroRun(ctx, tx, rr); err != nil {
+					return fmt.Errorf("retro run %d: %w", i, err)
+				}
+			}
+			return s.PutConsolidateState(ctx, tx, store.ConsolidateState{Workspace: "", LastFinishedAt: t0.Add(2 * time.Hour), LastCounts: "{}"})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
 
 		var st memstatus.Status
 		expect(t, serve(r.srv, "GET", "/v1/memory/status?workspace="+ws, ""), http.StatusOK, &st)
@@ -108,10 +123,12 @@ func TestMemoryStatusRoute(t *testing.T) {
 			"lesson": {"live": 1, "superseded": 1, "quarantined": 0, "deprecated": 0, "invalidated": 0},
 		}
 		if w.Library != "workspace" || w.Name != ws || fmt.Sprint(w.Counts) != fmt.Sprint(want) ||
-			w.Totals["live"] != 4 || w.Quarantined != 1 || w.Redacted != 1 || w.LastRetroAt != nil {
+			w.Totals["live"] != 4 || w.Quarantined != 1 || w.Redacted != 1 || w.LastRetroAt == nil || !w.LastRetroAt.Equal(t0) ||
+			w.LastConsolidationAt != nil || w.LastErrorAt != nil {
 			t.Fatalf("workspace library: %+v", w)
 		}
-		if g.Library != "global" || g.Name != "global" || g.Totals["live"] != 1 || g.Counts["method"]["live"] != 1 || !g.Read {
+		if g.Library != "global" || g.Name != "global" || g.Totals["live"] != 1 || g.Counts["method"]["live"] != 1 || !g.Read ||
+			g.LastRetroAt == nil || !g.LastRetroAt.Equal(t0.Add(time.Hour)) || g.LastConsolidationAt == nil || !g.LastConsolidationAt.Equal(t0.Add(2*time.Hour)) {
 			t.Fatalf("global library: %+v", g)
 		}
 		if st.Budget == nil || st.Budget.Key != "workspace:"+ws || st.Budget.Limit != 5000 || st.Budget.Remaining != 5000 {
