@@ -72,6 +72,10 @@ type Deps struct {
 	// /v1/workspaces/{ws}/config and the admin's. Nil: those routes answer
 	// 503.
 	Workspaces *wsconfig.Service
+	// TempDirs are the temporary directories whose workspaces never
+	// promote to the global library (/tmp always is one). Defaults to
+	// os.TempDir().
+	TempDirs []string
 	// Now is the clock. Defaults to time.Now.
 	Now func() time.Time
 }
@@ -85,6 +89,8 @@ type Server struct {
 	ops *opsMetrics
 	// ledgerM counts the ledger's answers and effects (metrics_ledger.go).
 	ledgerM *ledgerMetrics
+	// memErrs counts failed memory reads and writes (memerrors.go).
+	memErrs *memErrors
 	// working is set while this process's River client works jobs.
 	working    atomic.Bool
 	workersOff atomic.Bool
@@ -109,6 +115,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.metrics.registerOverheadMetrics(d.Store, llm.NewPricing(d.Config.LLM), d.Logger, d.Now)
 	s.ops = newOpsMetrics(s.metrics.reg, d)
 	s.ledgerM = newLedgerMetrics(s.metrics.reg, d)
+	s.memErrs = newMemErrors(s.metrics.reg, d.Now())
 	registerHarnessMetrics(s.metrics.reg, d)
 	registerBenchMetrics(s.metrics.reg, d)
 	ui, err := riverui.NewHandler(&riverui.HandlerOpts{
@@ -139,6 +146,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.routesIngest()
 	s.routesMemory()
 	s.routesWorkspaces()
+	s.routesSteer()
 	s.routesConsolidate()
 	s.routesLogin()
 	s.routesReport()

@@ -68,6 +68,7 @@ func (s *Server) getDigest(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.deps.Memories.DigestFor(r.Context(), ws, r.URL.Query().Get("session"))
 	if err != nil {
+		s.memErrs.count(ws, false, "digest: "+err.Error(), s.deps.Now())
 		writeError(w, http.StatusInternalServerError, "digest: "+err.Error())
 		return
 	}
@@ -106,6 +107,7 @@ func (s *Server) getNotices(w http.ResponseWriter, r *http.Request) {
 	}
 	n, err := s.deps.Memories.NoticesFor(r.Context(), ws, r.URL.Query().Get("session"), after)
 	if err != nil {
+		s.memErrs.count(ws, false, "notices: "+err.Error(), s.deps.Now())
 		writeError(w, http.StatusInternalServerError, "notices: "+err.Error())
 		return
 	}
@@ -134,6 +136,9 @@ func (s *Server) postMemory(w http.ResponseWriter, r *http.Request) {
 	res, err := s.deps.Memories.Remember(r.Context(), in, memory.Provenance{Origin: memory.OriginTool})
 	var fe *memory.FieldError
 	var qe *memories.QuarantinedError
+	if err != nil && !errors.As(err, &qe) {
+		s.memErrs.count(in.Workspace, true, "remember: "+err.Error(), s.deps.Now())
+	}
 	switch {
 	case errors.As(err, &fe):
 		writeField(w, fe.Field, fe.Problem)
@@ -178,6 +183,7 @@ func (s *Server) searchMemories(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
+		s.memErrs.count(ws, false, "search: "+err.Error(), s.deps.Now())
 		writeError(w, http.StatusInternalServerError, "search: "+err.Error())
 		return
 	}

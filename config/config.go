@@ -87,6 +87,9 @@ type Config struct {
 	// Consolidate configures sleep-time consolidation.
 	Consolidate Consolidate `toml:"consolidate"`
 
+	// Proposals says who decides the retros' proposals.
+	Proposals Proposals `toml:"proposals"`
+
 	// Reflection configures task reflection (seed 000).
 	Reflection Reflection `toml:"reflection"`
 

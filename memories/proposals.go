@@ -1,6 +1,7 @@
 package memories
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"fmt"
@@ -16,7 +17,10 @@ import (
 // Proposal is an improvement a retro proposed and the user's decision on
 // it: the seed's status.json entry {status, at, summary, decidedAt, note}.
 type Proposal struct {
-	ID        string `json:"id"`
+	ID string `json:"id"`
+	// Kind is retro (a retro's proposal) or harness (a global harness
+	// refinement waiting for approval).
+	Kind      string `json:"kind"`
 	Workspace string `json:"workspace"`
 	Summary   string `json:"summary"`
 	Detail    string `json:"detail,omitempty"`
@@ -178,7 +182,7 @@ func checkStatus(status string, extra ...string) error {
 // proposalView is a stored proposal as served: summary, detail and note
 // through the render-time gate.
 func proposalView(p store.Proposal) Proposal {
-	v := Proposal{ID: p.ID, Workspace: p.Workspace, Status: p.Status,
+	v := Proposal{ID: p.ID, Kind: cmp.Or(p.Kind, store.ProposalRetro), Workspace: p.Workspace, Status: p.Status,
 		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt}
 	summary, ok := served(p.Summary)
 	detail, dok := trust.Block(p.Detail)

@@ -29,7 +29,8 @@ vouches for it. Instruction-like text is quarantined at write: kept, flagged,
 never served to the agent.`,
 	}
 	cmd.AddCommand(newMemoryListCmd(g), newMemorySearchCmd(g), newMemoryShowCmd(g),
-		newMemoryForgetCmd(g), newMemoryAddCmd(g), newMemoryVerifyCmd(g))
+		newMemoryForgetCmd(g), newMemoryAddCmd(g), newMemoryVerifyCmd(g),
+		newMemoryStatusCmd(g), newMemoryPromoteCmd(g))
 	return cmd
 }
 
@@ -172,13 +173,37 @@ func newMemoryShowCmd(g *globals) *cobra.Command {
 }
 
 func newMemoryForgetCmd(g *globals) *cobra.Command {
-	var reason string
+	var reason, keywords, ws string
 	var supersededBy int64
+	var yes bool
 	cmd := &cobra.Command{
-		Use:   "forget ID --reason \"…\"",
-		Short: "Mark a memory invalid from now on (it is kept, never deleted)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "forget ID --reason \"…\" | forget --keywords \"…\" --workspace W [--yes]",
+		Short: "Mark memories invalid from now on (they are kept, never deleted)",
+		Long: `Mark one memory invalid from now on, by id, with a reason; or, as the /forget
+slash command does, every live memory of the libraries workspace W reads that
+the keywords match by the seed's rule (equal once normalized, or one containing
+the other where the contained one has at least 6 characters; at least 4
+characters). The matches are shown first and forgotten on your yes, or at once
+with --yes. Nothing is deleted: each keeps its text and history.`,
+		Args: cobra.RangeArgs(0, 1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if keywords != "" {
+				switch {
+				case len(args) > 0:
+					return usageErr("give an ID or --keywords, not both")
+				case ws == "":
+					return usageErr("--workspace: required with --keywords (the DSH cwd)")
+				}
+				a, err := g.open(cmd.Context(), manage)
+				if err != nil {
+					return err
+				}
+				defer a.close()
+				return forgetByKeywords(cmd.Context(), g, a, ws, keywords, yes)
+			}
+			if len(args) == 0 {
+				return usageErr("give a memory ID, or --keywords and --workspace")
+			}
 			id, err := memoryID(args[0])
 			if err != nil {
 				return err
@@ -210,6 +235,9 @@ func newMemoryForgetCmd(g *globals) *cobra.Command {
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why it is no longer true (kept, up to 60 characters)")
 	cmd.Flags().Int64Var(&supersededBy, "superseded-by", 0, "the id of the memory that replaces it")
+	cmd.Flags().StringVar(&keywords, "keywords", "", "forget every live memory these words match (the /forget slash command)")
+	cmd.Flags().StringVar(&ws, "workspace", "", "with --keywords: the workspace whose libraries are searched")
+	cmd.Flags().BoolVar(&yes, "yes", false, "with --keywords: forget the matches without asking")
 	return cmd
 }
 

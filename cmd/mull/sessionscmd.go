@@ -30,7 +30,7 @@ first and last event times, and how many events of each type it stored.
 (DSH is still writing the log); or incomplete, with the reason naming the
 file and byte offset (a corrupt zstd frame skipped, a log cut short).`,
 	}
-	cmd.AddCommand(newSessionsListCmd(g), newSessionsShowCmd(g))
+	cmd.AddCommand(newSessionsListCmd(g), newSessionsShowCmd(g), newSessionsRetroCmd(g))
 	return cmd
 }
 

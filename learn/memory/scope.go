@@ -2,7 +2,6 @@ package memory
 
 import (
 	"cmp"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -83,11 +82,7 @@ func Promote(workspace, global []Memory, now time.Time) []Memory {
 			continue
 		}
 		have[key] = true
-		p := c.m
-		p.ID, p.Workspace, p.RecordedAt = 0, "", now.UTC()
-		p.PromotedFrom = filepath.Base(filepath.Clean(strings.ReplaceAll(c.m.Workspace, `\`, "/")))
-		p.SupersededBy, p.InvalidAt, p.InvalidReason = 0, time.Time{}, ""
-		out = append(out, p)
+		out = append(out, PromotedCopy(c.m, now))
 	}
 	return out
 }
