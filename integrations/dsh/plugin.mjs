@@ -7,7 +7,11 @@
 // ledger before a tracked tool runs and tells it how the call ended; and it
 // brings mull's refined harness (seed 004) in: the projection as a per-step
 // message when it changes, mull's skills as DSH skill bundles, and the
-// harness_refine, harness_wrapup and harness_benchmark tools. With
+// harness_refine, harness_wrapup and harness_benchmark tools; and it lets
+// the agent and the person steer mull (issue 16): the memory_status,
+// memory_config and memory_proposal tools (selfip_* aliases) and, where DSH
+// has the commands capability, the /memory, /forget, /retro, /promote,
+// /proposals and /mull (/selfip) slash commands. With
 // benchSnapshot set it is a benchmark cell's plugin instead: it serves that
 // one snapshot (lib/bench.mjs) and nothing live.
 //
