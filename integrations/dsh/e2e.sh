@@ -1049,9 +1049,9 @@ if (code === '404') {
   process.exit(0)
 }
 if (show.kind !== 'success' || !/memory\.scope = \S+ \(/.test(show.text)) fail('/mull does not show memory.scope and its source')
-const lines = scope.text.split('\n')
-if (scope.kind !== 'success' || !/^Scope of .*: (workspace|both) → global/.test(lines[0])) fail('/mull scope global did not switch from workspace or both to global')
-if (lines.length < 2 || !/\bworkspace\b/i.test(lines.slice(1).join(' ')) || !/\b[1-9][0-9]*\b/.test(lines.slice(1).join(' '))) fail("/mull scope global does not echo mull's message naming the hidden workspace layer and how many items")
+const m = /\b(workspace|both) → global\b([\s\S]*)$/.exec(scope.text)
+if (scope.kind !== 'success' || !m) fail('/mull scope global did not switch from workspace or both to global')
+if (!/hidden|hides/i.test(m[2]) || !/workspace/i.test(m[2]) || !/\b[1-9][0-9]*\b/.test(m[2])) fail("/mull scope global does not echo mull's message naming the hidden workspace layer and how many items")
 console.log(`/mull: ${show.text.split('\n').find(l => l.includes('memory.scope'))}`)
 console.log(`/mull scope global: ${scope.text.replace(/\n/g, ' ⏎ ')}`)
 EOF

@@ -63,8 +63,9 @@ export function commandSpecs ({ steer, where, sendQueued = async () => {} }) {
     const path = '/v1/memories/forget'
     const r = await steer.call('POST', path, { body: { workspace: p.workspace, keywords: p.keywords, confirm: true, confirm_token: p.token } })
     if (r.res?.status === 409) {
+      // mull's 409 carries the new dry run; an answer without it is asked again.
       pending.delete(key)
-      const again = await preview(p.workspace, key, p.keywords)
+      const again = Array.isArray(r.res.body?.matches) ? plan(p.workspace, key, p.keywords, r.res.body) : await preview(p.workspace, key, p.keywords)
       return { ok: false, text: `Nothing invalidated: the memories matching "${p.keywords}" changed since the preview.\n${again.text}` }
     }
     if (r.res?.status !== 200) return { ok: false, text: steer.failure(r, 'POST', path, 'the invalidation') }
@@ -81,14 +82,23 @@ export function commandSpecs ({ steer, where, sendQueued = async () => {} }) {
     const path = '/v1/memories/forget'
     const r = await steer.call('POST', path, { body: { workspace, keywords: kw, confirm: false } })
     if (r.res?.status !== 200) return { ok: false, text: steer.failure(r, 'POST', path, 'the search for what to forget') }
-    const matches = Array.isArray(r.res.body?.matches) ? r.res.body.matches : []
+    return plan(workspace, key, kw, r.res.body ?? {})
+  }
+
+  /** A dry run shown, and its confirm token kept for /forget --yes. */
+  const plan = (workspace, key, kw, body) => {
+    const matches = Array.isArray(body.matches) ? body.matches : []
+    const kept = Array.isArray(body.kept_lessons) ? body.kept_lessons : []
+    const keptLines = kept.length
+      ? [`${kept.length} structured lesson${kept.length === 1 ? '' : 's'} match${kept.length === 1 ? 'es' : ''} too and ${kept.length === 1 ? 'is' : 'are'} kept (a lesson changes by a revise or an operator's command):`, ...kept.map(line)]
+      : []
     pending.delete(key)
-    if (matches.length === 0 || !r.res.body?.confirm_token) return { ok: true, text: `No memory matches "${kw}"; nothing to forget.` }
-    pending.set(key, { workspace, keywords: kw, token: r.res.body.confirm_token, count: matches.length })
+    if (matches.length === 0 || !body.confirm_token) return { ok: true, text: [`No memory matches "${kw}"; nothing to forget.`, ...keptLines].join('\n') }
+    pending.set(key, { workspace, keywords: kw, token: body.confirm_token, count: matches.length })
     while (pending.size > MAX_PENDING) pending.delete(pending.keys().next().value)
     return {
       ok: true,
-      text: [`${matches.length} memor${matches.length === 1 ? 'y matches' : 'ies match'} "${kw}":`, ...matches.map(line),
+      text: [`${matches.length} memor${matches.length === 1 ? 'y matches' : 'ies match'} "${kw}":`, ...matches.map(line), ...keptLines,
         `To invalidate ${matches.length === 1 ? 'it' : `these ${matches.length}`} (marked invalid, history kept): /forget --yes`].join('\n')
     }
   }
@@ -109,7 +119,9 @@ export function commandSpecs ({ steer, where, sendQueued = async () => {} }) {
 
   const promote = async (input, agent) => {
     const { workspace } = where(agent)
-    const ids = input.split(/[\s,]+/).filter(Boolean)
+    // mull's memory ids are integers (as /memory shows them); anything else
+    // goes as written, for mull to refuse by name.
+    const ids = input.split(/[\s,]+/).filter(Boolean).map(id => /^[1-9]\d{0,15}$/.test(id) ? Number(id) : id)
     const path = '/v1/memories/promote'
     const r = await steer.call('POST', path, { body: { workspace, ids } })
     if (r.res?.status !== 200) return { ok: false, text: steer.failure(r, 'POST', path, 'the promotion') }

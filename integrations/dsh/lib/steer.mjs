@@ -127,11 +127,12 @@ export function renderStatus (s, workspace) {
       .filter(([, live]) => live > 0)
       .map(([kind, live]) => `${kind} ${live}`).join(', ')
     const name = lib.library === 'global' ? 'global library' : `workspace library${lib.name && lib.name !== (s.workspace || workspace) ? ` (${lib.name})` : ''}`
-    out.push(`- ${name}: ${totals}${kinds ? ` (live by kind: ${kinds})` : ''}; quarantined ${n(lib.quarantined)}, redacted ${n(lib.redacted)}`)
+    const unread = lib.read === false ? ` [not read under scope ${s.scope || '?'}]` : ''
+    out.push(`- ${name}${unread}: ${totals}${kinds ? ` (live by kind: ${kinds})` : ''}; quarantined ${n(lib.quarantined)}, redacted ${n(lib.redacted)}`)
     out.push(`  last retro ${when(lib.last_retro_at)}, last consolidation ${when(lib.last_consolidation_at)}, last error ${when(lib.last_error_at)}`)
   }
   const q = s.queue
-  if (q) out.push(`- jobs: ${n(q.available)} waiting, ${n(q.running)} running, ${n(q.retryable)} to retry, ${n(q.dead)} dead${q.paused ? `; PAUSED${q.paused_reason ? ': ' + q.paused_reason : ''}` : ''}`)
+  if (q) out.push(`- jobs: ${n(q.available)} waiting, ${q.scheduled ? `${n(q.scheduled)} scheduled, ` : ''}${n(q.running)} running, ${n(q.retryable)} to retry, ${n(q.dead)} dead${q.paused ? `; PAUSED${q.paused_reason ? ': ' + q.paused_reason : ''}` : ''}`)
   const b = s.budget
   if (b) out.push(`- budget${b.key ? ` ${b.key}` : ''}: ${n(b.spent)} of ${n(b.limit)} tokens spent, ${n(b.remaining)} left`)
   const e = s.errors
@@ -160,15 +161,16 @@ export function renderConfig (c, workspace) {
 }
 
 export function renderScope (a, workspace, scope) {
+  // mull's message says it all (the switch, what becomes hidden, how many,
+  // how to get it back, that no data moved); the rest is for one without it.
+  if (typeof a.message === 'string' && a.message.trim()) {
+    const env = a.overridden_by_env && !a.message.includes('MULL_MEMORY_SCOPE') ? '\nNote: an environment variable pins the scope, so it wins over this setting until it is unset.' : ''
+    return a.message.trim() + env
+  }
   const from = a.scope?.from
-  const out = [from && from === (a.scope?.to ?? scope)
-    ? `Scope of ${a.workspace || workspace} stays ${scope}.`
-    : `Scope of ${a.workspace || workspace}: ${from ? `${from} → ` : ''}${a.scope?.to ?? scope}${a.scope?.source ? ` (${a.scope.source})` : ''}.`]
-  if (typeof a.message === 'string' && a.message.trim()) out.push(a.message.trim())
-  else {
-    for (const h of Array.isArray(a.hidden) ? a.hidden : []) {
-      out.push(`Hidden now: the ${h.library} library, ${n(h.count)} items; no data moved, switching back shows them again.`)
-    }
+  const out = [`Scope of ${a.workspace || workspace}: ${from ? `${from} → ` : ''}${a.scope?.to ?? scope}${a.scope?.source ? ` (${a.scope.source})` : ''}.`]
+  for (const h of Array.isArray(a.hidden) ? a.hidden : []) {
+    out.push(`Hidden now: the ${h.library} library, ${n(h.count)} items; no data moved${from ? `, /mull scope ${from} shows them again` : ''}.`)
   }
   if (a.overridden_by_env) out.push('Note: an environment variable pins the scope, so it wins over this setting until it is unset.')
   return out.join('\n')

@@ -68,8 +68,10 @@ test('memory_config: get shows each value and its source and where the config li
 
   const set = await call('memory_config', { action: 'set', scope: 'global' })
   assert.equal(set.ok, true)
-  assert.equal(set.text, 'Scope of /home/dev/shop: workspace → global (workspace (api)).\n' +
-    'Scope workspace → global hides the workspace library from this workspace: 2 items. No data moved; /mull scope workspace (or both) shows them again.')
+  // mull's message, as it wrote it.
+  assert.equal(set.text, 'Scope of /home/dev/shop: workspace → global (from the next digest and search; no restart). ' +
+    'Hidden now: this workspace\'s own library, 2 live memories; they leave the injected digest and search at once. ' +
+    'To see them again, switch back: /mull scope workspace or both (or PUT the scope). No data was moved or deleted: switching scope changes only what is read.')
   const put = fake.requests.find(r => r.method === 'PUT')
   assert.deepEqual(put.body, { scope: 'global' })
   // scope alone means set
@@ -79,9 +81,18 @@ test('memory_config: get shows each value and its source and where the config li
   assert.deepEqual(await call('memory_config', { action: 'set', scope: 'team' }), { ok: false, text: 'scope must be one of workspace, global, both; got "team"' })
   assert.deepEqual(await call('memory_config', { action: 'set' }), { ok: false, text: 'scope must be one of workspace, global, both; got ""' })
   assert.equal(fake.requests.filter(r => r.method === 'PUT').length, puts)
-  // env pins the scope: stored, but said
+  // env pins the scope: stored, but said (mull's message says it; the note only when it does not)
   fake.steer.envScope = 'workspace'
-  assert.match((await call('memory_config', { scope: 'global' })).text, /MULL_MEMORY_SCOPE=workspace wins[^\n]*\nNote: an environment variable pins the scope/)
+  const pinned = await call('memory_config', { scope: 'global' })
+  assert.match(pinned.text, /^Stored scope "global" for \/home\/dev\/shop, but MULL_MEMORY_SCOPE is set and wins\./)
+  assert.doesNotMatch(pinned.text, /Note:/)
+  // An answer without a message: the switch and the hidden layers from its fields.
+  fake.steer.fail.set('PUT /v1/workspaces/{ws}/config', [200, {
+    workspace: WS, scope: { from: 'both', to: 'workspace', source: 'workspace (api)' }, hidden: [{ library: 'global', count: 3, by_kind: { fact: 3 } }], overridden_by_env: true
+  }])
+  assert.equal((await call('memory_config', { scope: 'workspace' })).text, 'Scope of /home/dev/shop: both → workspace (workspace (api)).\n' +
+    'Hidden now: the global library, 3 items; no data moved, /mull scope both shows them again.\n' +
+    'Note: an environment variable pins the scope, so it wins over this setting until it is unset.')
 })
 
 test('memory_proposal: list, and mull\'s 403 shown in its words unless agent_may_decide; accept and reject when allowed', async (t) => {
@@ -209,7 +220,24 @@ test('/forget: matches that changed since the preview are not invalidated; the n
   assert.equal(stale.kind, 'error')
   assert.match(stale.text, /^Nothing invalidated: the memories matching "staging" changed since the preview\.\n2 memories match "staging":\n- m1 [^\n]*\n- m2 [^\n]*\nTo invalidate these 2 \(marked invalid, history kept\): \/forget --yes$/)
   assert.equal(fake.memories.filter(m => m.invalid).length, 0)
+  assert.equal(fake.requests.filter(r => r.path === '/v1/memories/forget').length, 2, 'the 409 carried the new dry run: no third request')
   assert.match((await run('/forget --yes')).text, /^Invalidated 2 memories matching "staging" \(m1, m2\)/)
+})
+
+test('/forget: structured lessons mull keeps are shown as kept', async (t) => {
+  const { fake, run } = await setup(t)
+  fake.steer.fail.set('POST /v1/memories/forget', [200, {
+    matches: [{ id: 4, kind: 'fact', text: 'Staging is pg-2.', library: 'workspace' }],
+    count: 1,
+    confirm_token: 'tok',
+    kept_lessons: [{ id: 9, kind: 'lesson', text: 'Staging needs VPN.', library: 'workspace' }]
+  }])
+  assert.deepEqual(await run('/forget staging'), {
+    kind: 'success',
+    text: '1 memory matches "staging":\n- 4 (fact, workspace) Staging is pg-2.\n' +
+      '1 structured lesson matches too and is kept (a lesson changes by a revise or an operator\'s command):\n- 9 (lesson, workspace) Staging needs VPN.\n' +
+      'To invalidate it (marked invalid, history kept): /forget --yes'
+  })
 })
 
 test('/retro sends the session\'s events first, then asks mull for its retro; /promote; /proposals', async (t) => {
@@ -228,6 +256,9 @@ test('/retro sends the session\'s events first, then asks mull for its retro; /p
   })
   assert.deepEqual(fake.requests.find(r => r.path === '/v1/memories/promote').body, { workspace: WS, ids: ['m1', 'm2', 'm7'] })
   assert.deepEqual(await run('/promote'), { kind: 'success', text: 'Nothing promoted.\n- m2: not promoted, its source is external (web)' })
+  // mull's ids are integers: a number goes as a number.
+  await run('/promote 12,13 m1')
+  assert.deepEqual(fake.requests.filter(r => r.path === '/v1/memories/promote').at(-1).body.ids, [12, 13, 'm1'])
 
   fake.steer.addProposal(WS, 'Add a lint step')
   assert.match((await run('/proposals')).text, /^1 pending proposal:\n- p1 \[pending\] \(memory\) Add a lint step/)
@@ -250,17 +281,20 @@ test('/mull shows the config\'s sources and where it lives, and the status; /mul
   const section = ctx.sections.find(s => s.name === 'mull-memory')
   const text = () => section.text({ agent })
   await until(() => text().includes('server/api.ts'), 'the workspace memory in the section')
-  assert.deepEqual(await run('/mull scope global'), {
-    kind: 'success',
-    text: 'Scope of /home/dev/shop: workspace → global (workspace (api)).\nScope workspace → global hides the workspace library from this workspace: 1 items. No data moved; /mull scope workspace (or both) shows them again.'
-  })
+  const switched = await run('/mull scope global')
+  assert.equal(switched.kind, 'success')
+  assert.match(switched.text, /^Scope of \/home\/dev\/shop: workspace → global \(from the next digest and search; no restart\)\. Hidden now: this workspace's own library, 1 live memories; [^\n]*To see them again, switch back: \/mull scope workspace or both/)
   // The next digest fetch (a new session here) follows the new scope.
   const next = fakeAgent(fakeSession('session-steer-2', WS))
   ctx.emit('agent/session-start', { agent: next, source: 'startup' })
   await until(() => section.text({ agent: next }).includes('Answer in English.'), 'the global memory in the next digest')
   assert.doesNotMatch(section.text({ agent: next }), /server\/api\.ts/)
-  assert.match((await run('/selfip scope both')).text, /^Scope of \/home\/dev\/shop: global → both \(workspace \(api\)\)\.\nScope global → both: nothing becomes hidden\./)
+  assert.match((await run('/selfip scope both')).text, /^Scope of \/home\/dev\/shop: global → both \(from the next digest and search; no restart\)\. Nothing becomes hidden/)
   assert.match((await run('/selfip')).text, /memory\.scope = both \(workspace \(api\)\)/)
+  // Under both the status reads both libraries; under workspace it says the global one is not read.
+  assert.match((await run('/mull status')).text, /- workspace library: 1 live[^\n]*\n[^\n]*\n- global library: 1 live/)
+  await run('/mull scope workspace')
+  assert.match((await run('/mull status')).text, /- global library \[not read under scope workspace\]: 1 live/)
 })
 
 test('the commands with mull down: each answers an error saying so, none throws', async (t) => {

@@ -89,7 +89,8 @@ export class FakeSteer {
   }
 
   status (ws) {
-    const libs = FakeSteer.reads(this.scopeOf(ws).value).map(lib => {
+    const read = FakeSteer.reads(this.scopeOf(ws).value)
+    const libs = ['workspace', 'global'].map(lib => {
       const counts = {}
       const totals = {}
       for (const m of this.library(ws, lib)) {
@@ -98,7 +99,7 @@ export class FakeSteer {
         counts[m.kind][state]++
         totals[state] = (totals[state] ?? 0) + 1
       }
-      return { library: lib, name: lib === 'global' ? 'global' : ws, counts, totals, quarantined: 0, redacted: 0, last_retro_at: null, last_consolidation_at: null, last_error_at: null }
+      return { library: lib, name: lib === 'global' ? 'global' : ws, read: read.includes(lib), counts, totals, quarantined: 0, redacted: 0, last_retro_at: null, last_consolidation_at: null, last_error_at: null }
     })
     return {
       workspace: ws,
@@ -134,15 +135,17 @@ export class FakeSteer {
       for (const m of live) by[m.kind] = (by[m.kind] ?? 0) + 1
       return { library: lib, count: live.length, by_kind: by }
     })
-    const message = hidden.length === 0
-      ? `Scope ${from} → ${body.scope}: nothing becomes hidden. No data moved.`
-      : hidden.map(h => `Scope ${from} → ${body.scope} hides the ${h.library} library from this workspace: ${h.count} items. ` +
-        `No data moved; /mull scope ${from} (or both) shows them again.`).join(' ')
+    // wsconfig's wording (message in wsconfig/scope.go), shortened.
+    const message = `Scope of ${ws}: ${from} → ${body.scope} (from the next digest and search; no restart). ` +
+      (hidden.length === 0 ? 'Nothing becomes hidden: every library read before is still read. ' : '') +
+      hidden.map(h => `Hidden now: ${h.library === 'global' ? 'the global library' : 'this workspace\'s own library'}, ${h.count} live memories; they leave the injected digest and search at once. `).join('') +
+      (hidden.length ? `To see them again, switch back: /mull scope ${from === 'both' ? 'both' : from + ' or both'} (or PUT the scope). ` : '') +
+      'No data was moved or deleted: switching scope changes only what is read.'
     return [200, {
       workspace: ws,
       scope: { from, to: body.scope, source: 'workspace (api)' },
       hidden,
-      message: this.envScope ? `${message} But MULL_MEMORY_SCOPE=${this.envScope} wins until it is unset.` : message,
+      message: this.envScope ? `Stored scope "${body.scope}" for ${ws}, but MULL_MEMORY_SCOPE is set and wins. ${message}` : message,
       overridden_by_env: !!this.envScope
     }]
   }
@@ -176,7 +179,9 @@ export class FakeSteer {
     if (!b.confirm) {
       return [200, { matches: found.map(m => ({ id: m.id, kind: m.kind, text: m.text, library: m.library ?? 'workspace' })), count: found.length, confirm_token: token }]
     }
-    if (b.confirm_token !== token) return [409, { error: 'the matches changed since the confirm token was given; look again' }]
+    if (b.confirm_token !== token) {
+      return [409, { error: 'the matches changed since the confirm token was given; look again', matches: found.map(m => ({ id: m.id, kind: m.kind, text: m.text, library: m.library ?? 'workspace' })), count: found.length, confirm_token: token }]
+    }
     for (const m of found) { m.invalid = true; m.invalidReason = `forget: ${b.keywords}` }
     return [200, { invalidated: found.map(m => m.id), count: found.length }]
   }
