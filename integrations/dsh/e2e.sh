@@ -1023,7 +1023,7 @@ if [ "$status_code" = 404 ]; then
 else
   [ "$status_code" = 200 ] || fail "GET /v1/memory/status answered $status_code"
   grep -q "TOOL-RESULT: mull memory for $ws (scope " "$tmp/steer1.out" || fail "memory_status did not answer with mull's status: $(cat "$tmp/steer1.out")"
-  live=$(grep -oE -- '- workspace library: [0-9]+ live' "$tmp/steer1.out" | grep -oE '[0-9]+' | head -n 1)
+  live=$(grep -oE -- '- workspace library: ([0-9]+ [a-z]+, )*[0-9]+ live' "$tmp/steer1.out" | grep -oE '[0-9]+ live' | grep -oE '[0-9]+' | head -n 1 || true)
   [ -n "$live" ] && [ "$live" -ge 1 ] || fail "memory_status shows no live memory in the workspace library (step 3 wrote one): $(cat "$tmp/steer1.out")"
   grep -qE -- '- jobs: [0-9]+ waiting' "$tmp/steer1.out" || fail "memory_status lacks the queue: $(cat "$tmp/steer1.out")"
   took "$(grep -E -- '- workspace library:|- jobs:|- budget|errors: read' "$tmp/steer1.out" | tr -s ' ' | tr '\n' ' ' | head -c 400)"

@@ -115,13 +115,19 @@ export class Steer {
 }
 
 const n = v => Number.isFinite(v) ? v : 0
+/** Live first, then the other states as mull names them; an unknown one last. */
+const STATES = ['live', 'superseded', 'quarantined', 'deprecated', 'invalidated']
+const rank = state => STATES.includes(state) ? STATES.indexOf(state) : STATES.length
 const when = t => typeof t === 'string' && t ? t : 'never'
 
 /** The status answer as lines: one per library, then the queue, the budget and mull's errors. */
 export function renderStatus (s, workspace) {
   const out = [`mull memory for ${s.workspace || workspace} (scope ${s.scope || '?'}):`]
   for (const lib of Array.isArray(s.libraries) ? s.libraries : []) {
-    const totals = Object.entries(lib.totals ?? {}).map(([state, c]) => `${n(c)} ${state}`).join(', ') || 'empty'
+    const totals = Object.entries(lib.totals ?? {})
+      .filter(([, c]) => n(c) > 0)
+      .sort(([a], [b]) => rank(a) - rank(b))
+      .map(([state, c]) => `${n(c)} ${state}`).join(', ') || 'empty'
     const kinds = Object.entries(lib.counts ?? {})
       .map(([kind, by]) => [kind, n(by?.live)])
       .filter(([, live]) => live > 0)
