@@ -1092,7 +1092,7 @@ const headers = require(process.env.DSHLOG_JS).rows(file).filter(r => r.type ===
 if (!headers.length) { console.log('no request/header row'); process.exit(1) }
 const system = headers[0].data.header.system
 if (system.includes(memory)) { console.log(`the system prompt still carries the workspace memory under scope global:\n${system.slice(0, 3000)}`); process.exit(1) }
-console.log(`the first system prompt (${system.length} chars) no longer carries the workspace memory (${memory}); mull-memory section: ${system.includes('mull') ? 'present' : 'absent'}`)
+console.log(`the first system prompt (${system.length} chars) no longer carries the workspace memory (${memory})`)
 EOF
   grep -q "MEMORY-SEEN $marker" "$tmp/steer3.out" && fail "the model still saw the workspace memory under scope global"
   kill -0 "$mull_pid" 2>/dev/null || fail "mull serve stopped during the step"
@@ -1107,7 +1107,7 @@ EOF
     sleep 0.2
   done
   [ -n "$back" ] || fail "the workspace memory is not back in the digest within 20s of switching back to scope workspace: $(head -c 600 "$tmp/digest-back.json" 2>/dev/null)"
-  took "switched back: $(head -c 300 "$tmp/scope-back.json" | tr '\n' ' '); the memory is in the digest again"
+  took "switched back: $("$node" -e 'console.log(JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")).message)' "$tmp/scope-back.json" 2>/dev/null | head -c 300); the memory is in the digest again"
 fi
 
 # ---------------------------------------------------------------- 12. mull down
