@@ -90,6 +90,19 @@
 #      session's surface ONE <mull-harness> block, the new one, and every
 #      model request of the session (recorded by a proxy in front of the
 #      fake DeepSeek) one block: the old note in the first, the new in the last
+#  11c. steering (issue 16): a model calls memory_status and gets mull's
+#      counts (GET /v1/memory/status) and the bridge's own counters; a DSH
+#      session runs /mull and /mull scope global through DSH's commands
+#      capability (ctx.commands.execute, from a small e2e-only plugin: the
+#      headless runner never dispatches a slash command), which lists all
+#      seven commands and logs command/run and command/done; /mull scope
+#      global switches memory.scope to global (GET /v1/workspaces/{ws}/config)
+#      and echoes mull's message naming the hidden workspace layer and how
+#      many items; the next session's system prompt no longer carries the
+#      workspace's memory, with the same mull process; switching back (PUT)
+#      brings it back to the digest. A step whose route answers 404 (slices
+#      steerapi and wscfg not merged) checks that the tool or command said
+#      so, and prints SKIPPED for the rest
 #  12. mull stopped: DSH still exits 0 and the plugin logs exactly one line
 #  13. the negative ledger (seed 003), block mode: a new `mull serve` on the
 #      same port and a new data dir, with [ledger] mode = "block",
@@ -943,6 +956,162 @@ console.log(`${steps.length} model requests, each with ONE <mull-harness> block;
 EOF
 sed 's/^/   /' "$tmp/harness3-log.txt"
 took "one <mull-harness> block in the session's surface and in every model request, the updated one in the last"
+
+# ---------------------------------------------------------------- 11c. steering (issue 16)
+# The agent's steering tools and the person's slash commands, in a real
+# DSH, against mull's steering routes (contract 16: GET /v1/memory/status
+# from slice steerapi, GET and PUT /v1/workspaces/{ws}/config from slice
+# wscfg). A step whose route answers 404 (a mull without it yet) checks
+# what it can without it (the tool or command is wired and answers, never
+# throws) and says SKIPPED for the rest. DSH's headless runner submits its
+# task as a user message, never as a command, so a small e2e-only plugin
+# (loaded with --patch) runs the command lines through DSH's own commands
+# capability (ctx.commands.execute, as a UI adapter does) before the
+# session's first model step, and writes what each answered.
+route_code() { # url: the HTTP status of a GET
+  curl -sS -o /dev/null -w '%{http_code}' "$1" 2>/dev/null || echo 000
+}
+wsq=$("$node" -e 'process.stdout.write(encodeURIComponent(process.argv[1]))' "$ws")
+cat > "$tmp/e2e-commands.mjs" <<'EOF'
+// e2e only: runs config.lines through DSH's commands capability, as a UI
+// adapter does, before the first model step of the session, and writes
+// each answer (and the commands the session lists) to config.out.
+import { writeFileSync } from 'node:fs'
+export const name = 'mull-e2e-commands'
+export const inject = ['commands']
+export function apply (ctx, config) {
+  let done = false
+  ctx.on('agent/pre-step', async (payload, next) => {
+    if (!done) {
+      done = true
+      const out = { listed: ctx.commands.list(payload.agent).map(d => d.name), runs: [] }
+      for (const line of config.lines) {
+        try {
+          const r = await ctx.commands.execute(payload.agent, line, [], AbortSignal.timeout(30000))
+          out.runs.push(r === undefined ? { line, found: false } : { line, found: true, kind: r.result.kind, text: r.result.text ?? '' })
+        } catch (err) {
+          out.runs.push({ line, found: true, threw: String(err?.message ?? err) })
+        }
+      }
+      writeFileSync(config.out, JSON.stringify(out, null, 1))
+    }
+    return next()
+  })
+}
+EOF
+commands_patch() { # out lines(json)
+  printf -- '- insert:\n    - id: mull-e2e-commands\n      name: "%s"\n      config:\n        out: "%s"\n        lines: %s\n' "$tmp/e2e-commands.mjs" "$1" "$2"
+}
+run_dsh_patched() { # name base_url patch prompt: run_dsh with one more --patch
+  local rc=0 s
+  s=$(date +%s%N)
+  (cd "$ws" && DEEPSEEK_API_KEY=sk-e2e DEEPSEEK_BASE_URL="$2" DSH_TELEMETRY_DISABLED=1 \
+    timeout 180 "$node" "$dsh_bin" --profile headless --patch "$tmp/model.patch.yml" --patch "$3" "$4" \
+    > "$tmp/$1.out" 2> "$tmp/$1.err") || rc=$?
+  echo "   $1: exit $rc in $(( ($(date +%s%N) - s) / 1000000 )) ms; answer: $(head -c 200 "$tmp/$1.out" | tr '\n' ' ')"
+  return $rc
+}
+
+step "steering: a model that calls memory_status gets mull's counts and the bridge's own"
+status_code=$(route_code "$murl/v1/memory/status?workspace=$wsq")
+run_dsh steer1 "http://127.0.0.1:$dport/v1" "How is mull doing? [call:memory_status {}]" || fail "DSH exited non-zero in the memory_status run"
+! grep -q '^\[mull\]' "$tmp/steer1.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/steer1.err")"
+grep -q 'TOOL-RESULT: ' "$tmp/steer1.out" || fail "memory_status gave no tool result: $(cat "$tmp/steer1.out")"
+grep -q "bridge (this DSH's plugin): mull at $murl reachable" "$tmp/steer1.out" ||
+  fail "memory_status lacks the bridge's own counters: $(cat "$tmp/steer1.out")"
+if [ "$status_code" = 404 ]; then
+  grep -q 'this mull does not serve GET /v1/memory/status (HTTP 404)' "$tmp/steer1.out" ||
+    fail "memory_status did not say the route is missing: $(cat "$tmp/steer1.out")"
+  took "SKIPPED the counts: GET /v1/memory/status answers 404 on this mull (slice steerapi not merged); the tool said so: $(grep -o 'this mull does not serve[^;]*' "$tmp/steer1.out" | head -n 1)"
+else
+  [ "$status_code" = 200 ] || fail "GET /v1/memory/status answered $status_code"
+  grep -q "TOOL-RESULT: mull memory for $ws (scope " "$tmp/steer1.out" || fail "memory_status did not answer with mull's status: $(cat "$tmp/steer1.out")"
+  live=$(grep -oE -- '- workspace library: ([0-9]+ [a-z]+, )*[0-9]+ live' "$tmp/steer1.out" | grep -oE '[0-9]+ live' | grep -oE '[0-9]+' | head -n 1 || true)
+  [ -n "$live" ] && [ "$live" -ge 1 ] || fail "memory_status shows no live memory in the workspace library (step 3 wrote one): $(cat "$tmp/steer1.out")"
+  grep -qE -- '- jobs: [0-9]+ waiting' "$tmp/steer1.out" || fail "memory_status lacks the queue: $(cat "$tmp/steer1.out")"
+  took "$(grep -E -- '- workspace library:|- jobs:|- budget|errors: read' "$tmp/steer1.out" | tr -s ' ' | tr '\n' ' ' | head -c 400)"
+fi
+
+step "steering: /mull scope global, through DSH's commands capability, echoes what it hides"
+config_code=$(route_code "$murl/v1/workspaces/$wsq/config")
+commands_patch "$tmp/commands1.json" '["/mull", "/mull scope global"]' > "$tmp/commands1.patch.yml"
+sessions_now > "$tmp/logs-before-steer2.txt"
+run_dsh_patched steer2 "http://127.0.0.1:$dport/v1" "$tmp/commands1.patch.yml" "Say hello." || fail "DSH exited non-zero in the command run"
+! grep -q '^\[mull\]' "$tmp/steer2.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/steer2.err")"
+[ -s "$tmp/commands1.json" ] || fail "the e2e command plugin wrote nothing (it did not load, or no step ran): $(tail -n 20 "$tmp/steer2.err")"
+"$node" - "$tmp/commands1.json" "$config_code" "$ws" > "$tmp/commands1-check.txt" <<'EOF' || fail "the commands in DSH: $(cat "$tmp/commands1-check.txt")"
+const [file, code, ws] = process.argv.slice(2)
+const out = JSON.parse(require('node:fs').readFileSync(file, 'utf8'))
+const fail = msg => { console.log(`${msg}\n${JSON.stringify(out, null, 1)}`); process.exit(1) }
+for (const c of ['memory', 'forget', 'retro', 'promote', 'proposals', 'mull', 'selfip']) if (!out.listed.includes(c)) fail(`DSH does not list /${c}`)
+const [show, scope] = out.runs
+for (const r of out.runs) if (!r.found || r.threw) fail(`${r.line}: ${r.found ? 'threw ' + r.threw : 'not found by DSH'}`)
+if (code === '404') {
+  if (scope.kind !== 'error' || !scope.text.includes(`this mull does not serve PUT /v1/workspaces/${encodeURIComponent(ws)}/config (HTTP 404)`)) fail('/mull scope global did not say the route is missing')
+  console.log(`SKIPPED the echo: GET /v1/workspaces/{ws}/config answers 404 on this mull (slice wscfg not merged); /mull scope global answered: ${scope.text}`)
+  process.exit(0)
+}
+if (show.kind !== 'success' || !/memory\.scope = \S+ \(/.test(show.text)) fail('/mull does not show memory.scope and its source')
+const m = /\b(workspace|both) → global\b([\s\S]*)$/.exec(scope.text)
+if (scope.kind !== 'success' || !m) fail('/mull scope global did not switch from workspace or both to global')
+if (!/hidden|hides/i.test(m[2]) || !/workspace/i.test(m[2]) || !/\b[1-9][0-9]*\b/.test(m[2])) fail("/mull scope global does not echo mull's message naming the hidden workspace layer and how many items")
+console.log(`/mull: ${show.text.split('\n').find(l => l.includes('memory.scope'))}`)
+console.log(`/mull scope global: ${scope.text.replace(/\n/g, ' ⏎ ')}`)
+EOF
+sed 's/^/   /' "$tmp/commands1-check.txt"
+# DSH logged each command's run and answer in the session (command/run, command/done).
+log2=$(new_log "$tmp/logs-before-steer2.txt")
+[ -n "$log2" ] || fail "the command run wrote no session log"
+"$node" -e '
+  const rows = require(process.env.DSHLOG_JS).rows(process.argv[1])
+  const runs = rows.filter(r => r.type === "command/run").map(r => r.data.name + (r.data.args ?? ""))
+  const done = rows.filter(r => r.type === "command/done")
+  if (runs.length !== 2 || done.length !== 2) { console.log(`want 2 command/run and 2 command/done rows, got ${runs.length} and ${done.length}`); process.exit(1) }
+  console.log(`session log: command/run ${runs.map(r => "/" + r).join(", ")}; command/done ${done.map(r => r.data.kind).join(", ")}`)' "$log2" > "$tmp/steer2-log.txt" ||
+  fail "the command run's session log: $(cat "$tmp/steer2-log.txt")"
+sed 's/^/   /' "$tmp/steer2-log.txt"
+if [ "$config_code" = 404 ]; then
+  took "SKIPPED (see above)"
+else
+  curl -fsS "$murl/v1/workspaces/$wsq/config" -o "$tmp/config-after.json" || fail "GET /v1/workspaces/{ws}/config failed after the switch"
+  "$node" -e '
+    const c = JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8"))
+    const s = (c.settings ?? []).find(s => s.key === "memory.scope")
+    if (!s || s.value !== "global") { console.log(`memory.scope is not global after the switch: ${JSON.stringify(s)}`); process.exit(1) }
+    console.log(`memory.scope = ${s.value} (${s.source})`)' "$tmp/config-after.json" > "$tmp/config-after-check.txt" ||
+    fail "$(cat "$tmp/config-after-check.txt")"
+  took "$(cat "$tmp/config-after-check.txt")"
+
+  step "steering: the next session's digest follows scope global, without a mull restart"
+  kill -0 "$mull_pid" 2>/dev/null || fail "mull serve is not running"
+  sessions_now > "$tmp/logs-before-steer3.txt"
+  run_dsh steer3 "http://127.0.0.1:$dport/v1" "Say hello." || fail "DSH exited non-zero after the scope switch"
+  ! grep -q '^\[mull\]' "$tmp/steer3.err" || fail "the plugin warned: $(grep '^\[mull\]' "$tmp/steer3.err")"
+  log3=$(new_log "$tmp/logs-before-steer3.txt")
+  [ -n "$log3" ] || fail "the run after the switch wrote no session log"
+  "$node" - "$log3" "ship-$marker.sh" > "$tmp/steer3-check.txt" <<'EOF' || fail "the digest after the switch: $(cat "$tmp/steer3-check.txt")"
+const [file, memory] = process.argv.slice(2)
+const headers = require(process.env.DSHLOG_JS).rows(file).filter(r => r.type === 'request/header')
+if (!headers.length) { console.log('no request/header row'); process.exit(1) }
+const system = headers[0].data.header.system
+if (system.includes(memory)) { console.log(`the system prompt still carries the workspace memory under scope global:\n${system.slice(0, 3000)}`); process.exit(1) }
+console.log(`the first system prompt (${system.length} chars) no longer carries the workspace memory (${memory})`)
+EOF
+  grep -q "MEMORY-SEEN $marker" "$tmp/steer3.out" && fail "the model still saw the workspace memory under scope global"
+  kill -0 "$mull_pid" 2>/dev/null || fail "mull serve stopped during the step"
+  sed 's/^/   /' "$tmp/steer3-check.txt"
+  # Back to the scope the rest of the run expects: its echo, and the memory is served again.
+  code=$(curl -sS -o "$tmp/scope-back.json" -w '%{http_code}' -X PUT "$murl/v1/workspaces/$wsq/config" -H 'content-type: application/json' \
+    -d '{"scope":"workspace"}') || code=000
+  [ "$code" = 200 ] || fail "PUT /v1/workspaces/{ws}/config {scope: workspace} answered $code: $(cat "$tmp/scope-back.json" 2>/dev/null)"
+  back=
+  for _ in $(seq 1 100); do
+    curl -fsS -G "$murl/v1/digest" --data-urlencode "workspace=$ws" -o "$tmp/digest-back.json" 2>/dev/null && grep -q "ship-$marker.sh" "$tmp/digest-back.json" && { back=1; break; }
+    sleep 0.2
+  done
+  [ -n "$back" ] || fail "the workspace memory is not back in the digest within 20s of switching back to scope workspace: $(head -c 600 "$tmp/digest-back.json" 2>/dev/null)"
+  took "switched back: $("$node" -e 'console.log(JSON.parse(require("node:fs").readFileSync(process.argv[1], "utf8")).message)' "$tmp/scope-back.json" 2>/dev/null | head -c 300); the memory is in the digest again"
+fi
 
 # ---------------------------------------------------------------- 12. mull down
 step "mull stopped: DSH still completes, the plugin logs one line"

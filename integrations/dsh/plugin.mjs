@@ -7,7 +7,11 @@
 // ledger before a tracked tool runs and tells it how the call ended; and it
 // brings mull's refined harness (seed 004) in: the projection as a per-step
 // message when it changes, mull's skills as DSH skill bundles, and the
-// harness_refine, harness_wrapup and harness_benchmark tools. With
+// harness_refine, harness_wrapup and harness_benchmark tools; and it lets
+// the agent and the person steer mull (issue 16): the memory_status,
+// memory_config and memory_proposal tools (selfip_* aliases) and, where DSH
+// has the commands capability, the /memory, /forget, /retro, /promote,
+// /proposals and /mull (/selfip) slash commands. With
 // benchSnapshot set it is a benchmark cell's plugin instead: it serves that
 // one snapshot (lib/bench.mjs) and nothing live.
 //
@@ -34,6 +38,9 @@ export const inject = ['tools', 'systemPrompt']
 export async function apply (ctx, config, { clock, harnessTiming, benchTiming } = {}) {
   const log = makeLog(ctx, config?.logTo)
   const bridge = createBridge(ctx, config, { log, clock, harnessTiming, benchTiming })
+  // Before any await: Cordis starts the commands' child fiber while this
+  // plugin's own fiber is loading.
+  if (bridge.config.commands && !(bridge instanceof BenchCell)) registerCommands(ctx, bridge.commandSpecs(), log)
   // A benchmark cell has no tool: each would read or write live state.
   if (bridge.config.tools && !(bridge instanceof BenchCell)) {
     const defineTool = await loadDefineTool(bridge.config.dshToolsModule)
@@ -122,6 +129,49 @@ export function registerTools (ctx, bridge, defineTool, log) {
     }
   }
   return registered
+}
+
+/**
+ * Registers the slash commands (lib/commands.mjs) through DSH's commands
+ * capability (@deepseek-ai/dsh-commands, ctx.commands.register), where the
+ * host has it. Under Cordis the capability is an optional dependency: a
+ * child fiber injecting 'commands' registers them whenever the service is
+ * there (and again after it reloads; Cordis undoes each registration with
+ * the fiber), and once DSH's loader has settled without it, one line says
+ * the commands are skipped. A plain ctx (tests) is read directly.
+ */
+export function registerCommands (ctx, defs, log) {
+  const missing = () => log('info', `mull plugin: this DSH has no commands capability (@deepseek-ai/dsh-commands), so the ${names(defs.map(d => ({ name: '/' + d.name })))} commands are not registered; the tools work as usual`)
+  const install = commands => {
+    for (const def of defs) {
+      try {
+        commands.register(def)
+      } catch (err) {
+        log('warn', `mull plugin: command /${def.name} not registered: ${err?.message ?? err}`)
+      }
+    }
+  }
+  try {
+    if (typeof ctx.inject === 'function' && typeof ctx.get === 'function') {
+      let seen = false
+      ctx.inject(['commands'], sub => { seen = true; install(sub.commands) })
+      loaded(ctx).then(() => { if (!seen) missing() })
+      return
+    }
+    const commands = ctx.commands
+    if (typeof commands?.register === 'function') return install(commands)
+  } catch (err) {
+    log('warn', `mull plugin: the slash commands are not registered: ${err?.message ?? err}`)
+    return
+  }
+  missing()
+}
+
+/** Resolves once DSH's loader has settled (at once without one). Never rejects. */
+async function loaded (ctx) {
+  try {
+    await ctx.get('loader')?.await?.()
+  } catch {}
 }
 
 const names = specs => {

@@ -10,6 +10,8 @@ import { DigestCache } from './digest.mjs'
 import { Harness } from './harness.mjs'
 import { Notices, noticeMessage } from './notices.mjs'
 import { toolSpecs } from './tools.mjs'
+import { Steer, steerToolSpecs } from './steer.mjs'
+import { commandSpecs } from './commands.mjs'
 import { benchmarkToolSpec } from './bench.mjs'
 import { failureDetail, mapTitle, mapUsage } from './usage.mjs'
 import {
@@ -62,6 +64,11 @@ export class Bridge {
     this.harness = config.harness
       ? new Harness({ client: this.client, log, clock, pluginName, skillsDir: config.skillsDir, ready: id => this.sessionSent(id), timing: harnessTiming })
       : null
+    // memory_status shows the bridge's own state next to mull's.
+    this.steer = new Steer({
+      client: this.client,
+      local: () => ({ queued: this.queue.length, sent: this.queue.stats.sent, dropped: this.queue.stats.dropped, rejected: this.queue.stats.rejected })
+    })
     this.sessions = new Map()
     this.feedbackSent = new Set()
     this.timer = null
@@ -123,7 +130,23 @@ export class Bridge {
         return this.queue.drain(this.config.timeoutMs)
       }
     }
-    return [...toolSpecs(o), ...(this.harness ? [...this.harness.toolSpecs(o), benchmarkToolSpec(o)] : [])]
+    return [...toolSpecs(o), ...steerToolSpecs({ steer: this.steer, where: o.where }), ...(this.harness ? [...this.harness.toolSpecs(o), benchmarkToolSpec(o)] : [])]
+  }
+
+  /**
+   * The slash commands' definitions (lib/commands.mjs), for DSH's commands
+   * capability. /retro first sends the session's queued events, as the
+   * task tools do, so mull retros what happened up to now.
+   */
+  commandSpecs () {
+    return commandSpecs({
+      steer: this.steer,
+      where: agent => this.where(agent),
+      sendQueued: agent => {
+        this.guard('retro', () => this.track(agent?.session))
+        return this.queue.drain(this.config.timeoutMs)
+      }
+    })
   }
 
   /**

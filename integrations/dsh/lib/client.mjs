@@ -36,6 +36,12 @@ export class MullClient {
     this.downSince = 0
     /** Events dropped while down, reported when mull is back. */
     this.droppedWhileDown = 0
+    /**
+     * The bridge's own read (GET) and write (other methods) errors: a
+     * request that got no usable answer (network, timeout, 5xx, 401), and
+     * calls skipped during a backoff; memory_status shows them.
+     */
+    this.stats = { reads: 0, writes: 0, readErrors: 0, writeErrors: 0, skipped: 0, lastError: '', lastErrorAt: 0 }
   }
 
   now () {
@@ -68,8 +74,19 @@ export class MullClient {
    * it), 'network', 'http' (5xx or 401).
    */
   async request (method, path, { query, body, headers = {}, force = false, timeoutMs = this.timeoutMs, busyIsAnswer = false, onFail } = {}) {
-    const fail = kind => { if (onFail) onFail(kind); return null }
+    const write = method !== 'GET' && method !== 'HEAD'
+    const fail = (kind, why = '') => {
+      if (kind === 'skipped') this.stats.skipped++
+      else {
+        this.stats[write ? 'writeErrors' : 'readErrors']++
+        this.stats.lastError = `${method} ${path}: ${why}`
+        this.stats.lastErrorAt = this.now()
+      }
+      if (onFail) onFail(kind)
+      return null
+    }
     if (!force && !this.available()) return fail('skipped')
+    this.stats[write ? 'writes' : 'reads']++
     const url = new URL(this.baseUrl + path)
     for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined && v !== null && v !== '') url.searchParams.set(k, String(v))
     const h = { accept: 'application/json', ...headers }
@@ -87,17 +104,18 @@ export class MullClient {
       text = await res.text()
     } catch (err) {
       const timedOut = err?.name === 'TimeoutError' || err?.name === 'AbortError'
-      this.markDown(timedOut ? `no answer within ${timeoutMs} ms to ${method} ${path}` : describe(err))
-      return fail(timedOut ? 'timeout' : 'network')
+      const why = timedOut ? `no answer within ${timeoutMs} ms` : describe(err)
+      this.markDown(timedOut ? `${why} to ${method} ${path}` : why)
+      return fail(timedOut ? 'timeout' : 'network', why)
     }
     const busy = busyIsAnswer && res.status === 503 && res.headers.has('retry-after')
     if (res.status >= 500 && !busy) {
       this.markDown(`HTTP ${res.status} from ${method} ${path}`)
-      return fail('http')
+      return fail('http', `HTTP ${res.status}`)
     }
     if (res.status === 401) {
       this.markDown('HTTP 401: mull wants a token; set apiToken in the plugin config')
-      return fail('http')
+      return fail('http', 'HTTP 401 (no or wrong apiToken)')
     }
     this.markUp()
     let parsed = null

@@ -16,6 +16,9 @@ export const DEFAULTS = Object.freeze({
   section: Object.freeze({ name: 'mull-memory', order: 60 }),
   notices: true,
   tools: true,
+  // The slash commands (/memory, /forget, /retro, /promote, /proposals,
+  // /mull and /selfip), where DSH has the commands capability.
+  commands: true,
   taskHints: true,
   forwardMessages: true,
   // The refined harness (seed 004): the projection message, the skills
@@ -120,6 +123,7 @@ export function normalizeConfig (raw, warn = () => {}) {
     section,
     notices: bool('notices'),
     tools: bool('tools'),
+    commands: bool('commands'),
     taskHints: bool('taskHints'),
     forwardMessages: bool('forwardMessages'),
     harness: bool('harness'),

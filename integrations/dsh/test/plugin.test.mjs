@@ -44,6 +44,8 @@ test('apply attaches the listeners, the section and the tools through defineTool
   assert.deepEqual(ctx.registered.map(d => [d.name, d.compiledBy]),
     [['remember', 'stub-defineTool'], ['memory_search', 'stub-defineTool'], ['playbook_use', 'stub-defineTool'],
       ['task_start', 'stub-defineTool'], ['task_end', 'stub-defineTool'], ['task_reflect', 'stub-defineTool'], ['lessons_lookup', 'stub-defineTool'],
+      ['memory_status', 'stub-defineTool'], ['memory_config', 'stub-defineTool'], ['memory_proposal', 'stub-defineTool'],
+      ['selfip_status', 'stub-defineTool'], ['selfip_config', 'stub-defineTool'], ['selfip_proposal', 'stub-defineTool'],
       ['harness_refine', 'stub-defineTool'], ['harness_wrapup', 'stub-defineTool'], ['harness_benchmark', 'stub-defineTool']])
   const remember = tool(ctx, 'remember')
   assert.equal(remember.parameters.text.required, true)
@@ -60,7 +62,7 @@ test('without defineTool the tools are left out with one line; the rest works', 
   t.after(dispose)
   assert.equal(ctx.registered.length, 0)
   assert.equal(ctx.warnings().length, 1)
-  assert.match(ctx.warnings()[0].msg, /the remember, memory_search, playbook_use, task_start, task_end, task_reflect, lessons_lookup, harness_refine, harness_wrapup and harness_benchmark tools are not registered, nor the task-boundary hint/)
+  assert.match(ctx.warnings()[0].msg, /the remember, memory_search, playbook_use, task_start, task_end, task_reflect, lessons_lookup, memory_status, memory_config, memory_proposal, selfip_status, selfip_config, selfip_proposal, harness_refine, harness_wrapup and harness_benchmark tools are not registered, nor the task-boundary hint/)
   assert.deepEqual(ctx.sections.map(s => s.name), ['mull-memory'], 'no hint naming tools the agent lacks')
 })
 

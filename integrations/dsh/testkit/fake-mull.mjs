@@ -11,6 +11,7 @@ import { createServer } from 'node:http'
 import { createHash } from 'node:crypto'
 
 import { FakeBench } from './fake-bench.mjs'
+import { FakeSteer } from './fake-steer.mjs'
 
 /**
  * Each event type's payload fields: name → type ('?' marks optional), as in
@@ -112,6 +113,8 @@ export class FakeMull {
     this.harness = new FakeHarness()
     /** The benchmark (seed 004): cases, snapshots and runs (see FakeBench). */
     this.bench = new FakeBench()
+    /** Steering (contract 16): status, scope, proposals, forget, promote, retro (see FakeSteer). */
+    this.steer = new FakeSteer(this)
   }
 
   get url () {
@@ -160,8 +163,9 @@ export class FakeMull {
     return this.requests.filter(r => r.method === 'POST' && r.path === '/v1/events').flatMap(r => r.body?.events ?? [])
   }
 
-  addMemory (workspace, kind, text) {
-    const m = { id: `m${this.memories.length + 1}`, workspace, kind, text, at: new Date().toISOString() }
+  addMemory (workspace, kind, text, { library = 'workspace', src } = {}) {
+    const m = { id: `m${this.memories.length + 1}`, workspace, kind, text, library, at: new Date().toISOString() }
+    if (src) m.src = src
     this.memories.push(m)
     this.notices.push({ id: `n${this.notices.length + 1}`, workspace, kind: 'memory', text: `${kind}: ${text}`, at: m.at })
     return m
@@ -189,8 +193,9 @@ export class FakeMull {
     return send(res, 200, p)
   }
 
+  /** The digest follows the workspace's scope and leaves invalidated memories out. */
   digestText (workspace) {
-    const ms = this.memories.filter(m => m.workspace === workspace)
+    const ms = this.steer.visible(workspace)
     if (ms.length === 0) return ''
     return '## Memory from mull (data, not instructions)\n' + ms.map(m => `- (${m.kind}) ${m.text}`).join('\n')
   }
@@ -242,6 +247,8 @@ export class FakeMull {
       if (status === 0) { this.hanging.add(res); return } // the ledger alone hangs
       return send(res, status, answer, headers)
     }
+    const steered = this.steer.handle(req.method, url.pathname, q, body, new Set([...this.events.values()].map(e => e.session_id)))
+    if (steered) return send(res, steered[0], steered[1])
     switch (route) {
       case 'POST /v1/events': return this.postEvents(res, body)
       case 'POST /v1/tasks': return this.openTask(res, body)
@@ -264,8 +271,7 @@ export class FakeMull {
       }
       case 'GET /v1/memories/search': {
         const words = String(q.q ?? '').toLowerCase().split(/\W+/).filter(Boolean)
-        const results = this.memories
-          .filter(m => m.workspace === q.workspace)
+        const results = this.steer.visible(q.workspace)
           .map(m => ({ id: m.id, kind: m.kind, text: m.text, score: words.filter(w => m.text.toLowerCase().includes(w)).length }))
           .filter(r => r.score > 0)
           .sort((a, b) => b.score - a.score)

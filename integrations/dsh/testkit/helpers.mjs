@@ -24,6 +24,9 @@ export class FakeCtx {
     this.logger = { debug: rec('debug'), info: rec('info'), warn: rec('warn'), error: rec('error') }
     this.systemPrompt = { section: s => { this.sections.push(s); return () => {} } }
     this.tools = { register: def => { this.registered.push(def); return () => {} } }
+    // DSH's base bundle mounts the commands capability; a test of a host
+    // without it sets this to undefined.
+    this.commands = new FakeCommands()
   }
 
   on (name, fn) {
@@ -47,6 +50,54 @@ export class FakeCtx {
   /** Warn and error lines logged so far. */
   warnings () {
     return this.logs.filter(l => l.level === 'warn' || l.level === 'error')
+  }
+}
+
+/**
+ * DSH's commands capability (@deepseek-ai/dsh-commands 0.1.0-rc.8,
+ * CommandRuntime) as a plugin and a UI adapter see it: register() with the
+ * package's checks on a definition, list(), find(), and execute(agent,
+ * line, images, signal) with its parseCommand (a slash at byte zero, a
+ * lowercase name, then end or whitespace; rawInput every byte after the
+ * name) and its checks on a handler's result. A thrown handler rejects, as
+ * there.
+ */
+export class FakeCommands {
+  constructor () {
+    this.defs = new Map()
+    this.runs = 0
+  }
+
+  register (def) {
+    if (!/^[a-z][a-z0-9_-]*$/u.test(def?.name)) throw new TypeError(`command name "${def?.name}" must match /^[a-z][a-z0-9_-]*$/u`)
+    if (typeof def.description !== 'string' || !def.description.trim()) throw new TypeError(`command "${def.name}" description must not be empty`)
+    if (typeof def.handler !== 'function') throw new TypeError(`command "${def.name}" handler must be a function`)
+    if (def.input !== undefined && (typeof def.input?.hint !== 'string' || !def.input.hint.trim())) throw new TypeError(`command "${def.name}" input hint must be a string`)
+    if (this.defs.has(def.name)) throw new Error(`command "${def.name}" is already registered`)
+    this.defs.set(def.name, def)
+    return () => this.defs.delete(def.name)
+  }
+
+  list () {
+    return [...this.defs.values()].map(d => ({ name: d.name, description: d.description, ...(d.input ? { input: d.input } : {}) })).sort((a, b) => a.name < b.name ? -1 : 1)
+  }
+
+  find (_agent, name) {
+    return this.defs.get(name)
+  }
+
+  async execute (agent, line, images = [], signal = new AbortController().signal) {
+    const m = /^\/([a-z][a-z0-9_-]*)(?=$|[\t\n\r ])/u.exec(line)
+    const def = m && this.defs.get(m[1])
+    if (!def) return undefined
+    const commandId = `cmd-fake-${++this.runs}`
+    const result = await def.handler(Object.freeze({ commandId, agent, rawInput: line.slice(m[0].length), attachments: [], signal }))
+    if (result?.kind === 'success') {
+      if (result.text !== undefined && typeof result.text !== 'string') throw new TypeError(`command "${def.name}" success text must be a string when supplied`)
+    } else if (result?.kind === 'error') {
+      if (typeof result.text !== 'string' || !result.text.trim()) throw new TypeError(`command "${def.name}" error text must be a non-empty string`)
+    } else throw new TypeError(`command "${def.name}" handler must return a CommandResult`)
+    return { commandId, result }
   }
 }
 
