@@ -86,6 +86,12 @@ func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
 	var stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = nil, &limited{w: &stderr, n: 4096}
 	runErr := cmd.Run()
+	if cmd.Process != nil {
+		// Whatever the agent left running in the background dies with its
+		// cell: its capability ends with the job, but its process would
+		// outlive it, reading the cell's files and holding its workspace.
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	if ctx.Err() != nil {
 		return Outcome{}, &Failure{Reason: bench.Timeout, Err: fmt.Errorf("DSH ran past bench.dsh_timeout (%s): %w", e.Timeout, ctx.Err())}
 	}

@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
+	"golang.org/x/sys/unix"
 
 	"github.com/mullhq/mull/benchcap"
 	"github.com/mullhq/mull/benches"
@@ -119,6 +121,7 @@ ok) mkdir -p "$log"; cp "$here/log.jsonl" "$log/session.jsonl"; echo "done"; exi
 failed) mkdir -p "$log"; cp "$here/log.jsonl" "$log/session.jsonl"; exit 1 ;;
 nolog) echo "cannot start" >&2; exit 1 ;;
 hang) exec sleep 60 ;;
+orphan) sleep 300 </dev/null >/dev/null 2>&1 & echo $! > "$seen/orphan"; mkdir -p "$log"; cp "$here/log.jsonl" "$log/session.jsonl"; exit 0 ;;
 esac
 `
 
@@ -343,4 +346,42 @@ func TestDSHCapabilityLivesWithItsAttempt(t *testing.T) {
 			t.Errorf("the last capability after the job completed: %v", err)
 		}
 	})
+}
+
+// What the agent left running in the background when DSH exited dies
+// with the cell: the process group is killed however the run ended.
+func TestDSHExecutorKillsWhatTheAgentLeftRunning(t *testing.T) {
+	f := newFakeDSH(t)
+	f.mode(t, "orphan")
+	x := &benchcell.DSHExecutor{Command: filepath.Join(f.dir, "dsh"), Timeout: time.Minute, TempDir: t.TempDir(), Capabilities: &minter{}}
+	if _, err := x.Execute(context.Background(), dshInput()); err != nil {
+		t.Fatal(err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(f.seen(t, "orphan")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd, err := unix.PidfdOpen(pid, 0)
+	if errors.Is(err, unix.ESRCH) {
+		return // gone and reaped already
+	}
+	if err != nil {
+		t.Skipf("pidfd_open: %v (kernel without pidfds)", err)
+	}
+	defer unix.Close(fd)
+	// A pidfd is readable once its process has exited.
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	if n, err := unix.Poll(fds, int(testDeadline(t).Milliseconds())); err != nil || n != 1 {
+		_ = unix.Kill(pid, unix.SIGKILL)
+		t.Fatalf("the background process %d the agent left outlived its cell (poll %d, %v)", pid, n, err)
+	}
+}
+
+// testDeadline is the time left before the test's deadline, less a margin,
+// or a minute without one.
+func testDeadline(t *testing.T) time.Duration {
+	if d, ok := t.Deadline(); ok {
+		return time.Until(d) - 5*time.Second
+	}
+	return time.Minute
 }
