@@ -329,10 +329,10 @@ func TestBenchAgentRunRefusedWithDSHExecutor(t *testing.T) {
 
 // With bench.executor = dsh and no admin token, every loopback caller is
 // mull's admin, a DSH cell's agent included: the admin routes that start
-// a run refuse (409 benchmark:<action>:dsh-needs-admin-token, naming
+// a run refuse (409 benchmark:<action>:dsh-needs-tokens, naming
 // MULL_ADMIN_TOKEN), before anything is stored, even from loopback. With
 // an admin token the same memory run starts.
-func TestBenchDSHRunsNeedAdminToken(t *testing.T) {
+func TestBenchDSHRunsNeedTokens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		h := newBenchRig(t, s, func(c *config.Config) {
 			c.Bench.Executor, c.Bench.DSHCommand = config.BenchExecutorDSH, "dsh-not-run-here"
@@ -340,8 +340,8 @@ func TestBenchDSHRunsNeedAdminToken(t *testing.T) {
 		expect(t, serve(h.srv, "POST", "/v1/admin/bench/cases/import", demoCases), http.StatusCreated, nil)
 		expect(t, serve(h.srv, "POST", "/v1/admin/bench/freeze", `{"set":"demo"}`), http.StatusOK, nil)
 		for _, tc := range []struct{ path, body, code string }{
-			{"/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":1}`, "benchmark:memory:dsh-needs-admin-token"},
-			{"/v1/admin/bench/runs", `{"reference_snapshot_id":"ref-1","refinement_id":"refine_x"}`, "benchmark:run:dsh-needs-admin-token"},
+			{"/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":1}`, "benchmark:memory:dsh-needs-tokens"},
+			{"/v1/admin/bench/runs", `{"reference_snapshot_id":"ref-1","refinement_id":"refine_x"}`, "benchmark:run:dsh-needs-tokens"},
 		} {
 			var eb benchErrBody
 			expect(t, serve(h.srv, "POST", tc.path, tc.body), http.StatusConflict, &eb)
@@ -354,7 +354,7 @@ func TestBenchDSHRunsNeedAdminToken(t *testing.T) {
 		}
 
 		admin := newBenchRig(t, s, func(c *config.Config) {
-			c.Bench.Executor, c.Bench.DSHCommand, c.AdminToken = config.BenchExecutorDSH, "dsh-not-run-here", "adm"
+			c.Bench.Executor, c.Bench.DSHCommand, c.AdminToken, c.APIToken = config.BenchExecutorDSH, "dsh-not-run-here", "adm", "api"
 		})
 		var run runBody
 		expect(t, serve(admin.srv, "POST", "/v1/admin/bench/memory", `{"workspace":"/w","set":"demo","runs":1}`, bearer("adm")),

@@ -31,5 +31,5 @@ func registerBench(reg *engine.Registry, s *store.Store, cfg config.Config, h *h
 	workflows.AddStep(reg, r, engine.Spec{}, func(context.Context, *workflows.Step[benchdecide.Args]) (workflows.Result, error) {
 		return workflows.Result{}, errStub
 	})
-	return benches.New(s, cfg.Bench, h, mem, r, enginetest.Logger()).WithAdminToken(cfg.AdminToken != "")
+	return benches.New(s, cfg.Bench, h, mem, r, enginetest.Logger()).WithTokens(cfg.AdminToken != "", cfg.APIToken != "")
 }

@@ -34,8 +34,8 @@ type Service struct {
 	memories *memories.Service
 	runner   *workflows.Runner
 	logger   *slog.Logger
-	// admin: mull has an admin token (WithAdminToken).
-	admin bool
+	// admin, api: mull has an admin token and an API token (WithTokens).
+	admin, api bool
 }
 
 // New makes a Service. Unset config keys take their defaults.

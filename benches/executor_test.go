@@ -15,30 +15,42 @@ import (
 
 // With bench.executor = dsh, a service not told of an admin token starts
 // no run, of either kind, whatever else the request holds: a 409 coded
-// <action>:dsh-needs-admin-token naming MULL_ADMIN_TOKEN, and nothing is
+// <action>:dsh-needs-tokens naming the missing token, and nothing is
 // stored. Told of one, it starts the run; with the llm executor no token
 // is needed.
-func TestDSHRunsNeedAdminToken(t *testing.T) {
+func TestDSHRunsNeedTokens(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
 		e := newEnv(t, s, config.Bench{Executor: config.BenchExecutorDSH}, false, fixed(50))
 		e.addFrozen(t, "demo", "c1")
 		mem := benches.MemoryRunRequest{Workspace: "/w", Set: "demo", Runs: 1}
-		_, err := e.svc.StartMemoryRun(ctx, e.client, mem)
-		var ce *benches.CodedError
-		if !errors.As(err, &ce) || ce.Code != "benchmark:memory:dsh-needs-admin-token" || ce.Status != http.StatusConflict ||
-			!strings.Contains(ce.Msg, "MULL_ADMIN_TOKEN") || !strings.Contains(ce.Msg, "loopback") {
-			t.Fatalf("memory run without an admin token: %v", err)
-		}
-		if _, err := e.svc.StartRun(ctx, e.client, benches.RunRequest{Reference: "ref", Refinement: "r"}); codeOf(err) != "benchmark:run:dsh-needs-admin-token" {
-			t.Fatalf("refinement run without an admin token: %v", err)
+		for _, tc := range []struct {
+			name         string
+			admin, api   bool
+			want, absent string
+		}{
+			{"neither token", false, false, "MULL_ADMIN_TOKEN", ""},
+			{"no API token", true, false, "MULL_API_TOKEN", "Set MULL_ADMIN_TOKEN"},
+			{"no admin token", false, true, "MULL_ADMIN_TOKEN", "and MULL_API_TOKEN"},
+		} {
+			svc := e.svc.WithTokens(tc.admin, tc.api)
+			_, err := svc.StartMemoryRun(ctx, e.client, mem)
+			var ce *benches.CodedError
+			if !errors.As(err, &ce) || ce.Code != "benchmark:memory:dsh-needs-tokens" || ce.Status != http.StatusConflict ||
+				!strings.Contains(ce.Msg, "Set "+tc.want) && !strings.Contains(ce.Msg, "and "+tc.want) || !strings.Contains(ce.Msg, "loopback") ||
+				tc.absent != "" && strings.Contains(ce.Msg, tc.absent) {
+				t.Fatalf("memory run, %s: %v", tc.name, err)
+			}
+			if _, err := svc.StartRun(ctx, e.client, benches.RunRequest{Reference: "ref", Refinement: "r"}); codeOf(err) != "benchmark:run:dsh-needs-tokens" {
+				t.Fatalf("refinement run, %s: %v", tc.name, err)
+			}
 		}
 		if runs, err := e.svc.Runs(ctx, benches.RunFilter{}); err != nil || len(runs) != 0 {
 			t.Fatalf("runs after the refusals: %+v %v", runs, err)
 		}
-		run, err := e.svc.WithAdminToken(true).StartMemoryRun(ctx, e.client, mem)
+		run, err := e.svc.WithTokens(true, true).StartMemoryRun(ctx, e.client, mem)
 		if err != nil || run.Executor != config.BenchExecutorDSH {
-			t.Fatalf("with an admin token: %+v %v", run, err)
+			t.Fatalf("with both tokens: %+v %v", run, err)
 		}
 
 		llm := newEnv(t, s, config.Bench{}, false, fixed(50))

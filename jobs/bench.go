@@ -16,7 +16,7 @@ import (
 func registerBench(reg *engine.Registry, d Deps) {
 	cfg, log := d.Config, d.Logger.With("component", "bench")
 	svc := benches.New(d.Store, cfg.Bench, harnesses.New(d.Store, cfg.Harness, log), d.memories(), d.Runner, log).
-		WithAdminToken(cfg.AdminToken != "")
+		WithTokens(cfg.AdminToken != "", cfg.APIToken != "")
 	benchcell.Register(reg, d.Runner, &benchcell.Worker{Service: svc, LLM: d.LLM, Executor: benchcell.ExecutorFor(cfg, d.LLM, benchcap.NewKeyring(d.Store)),
 		Config: cfg.Bench, Logger: log.With("kind", "bench_cell")})
 	benchdecide.Register(reg, d.Runner, &benchdecide.Worker{Service: svc, Logger: log.With("kind", "bench_decide")})

@@ -143,7 +143,7 @@ func (a *app) prepare(ctx context.Context, mode appMode) error {
 	a.memories = memories.New(a.store, a.cfg.Memory, a.cfg.Digest).WithLessons(a.cfg.Lessons, a.cfg.Reflection).
 		WithLedger(a.negledger).WithWorkspaces(a.workspaces)
 	a.bench = benches.New(a.store, a.cfg.Bench, a.harness, a.memories, a.runner, a.log.With("component", "bench")).
-		WithAdminToken(a.cfg.AdminToken != "")
+		WithTokens(a.cfg.AdminToken != "", a.cfg.APIToken != "")
 	// Every job kind, with its cron entries and ingest hooks. The ingest
 	// service's hooks enqueue with the client built below, over a.reg.
 	w := jobs.Register(a.reg, jobs.Deps{Store: a.store, Logger: a.log, LLM: a.llm, Ledger: a.ledger,

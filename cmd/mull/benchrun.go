@@ -49,8 +49,8 @@ benchmark:run:candidate-delta and nothing is stored.
 Cells run in parallel as retried bench_cell jobs; their LLM calls charge
 --workspace's budget key (and the global one). A failed cell (after its
 retries) has no score. The decision is made by code when every cell is in.
-With bench.executor = dsh a run needs MULL_ADMIN_TOKEN set (see 'mull bench
-memory --help').
+With bench.executor = dsh a run needs MULL_ADMIN_TOKEN and MULL_API_TOKEN
+set (see 'mull bench memory --help').
 ` + benchExit + `
 
 Examples:
@@ -99,8 +99,9 @@ effect.
 
 With bench.executor = dsh each cell is a real DSH headless session, the
 side's snapshot injected by mull's DSH plugin (its benchSnapshot mode);
-such a run needs MULL_ADMIN_TOKEN set (here and for mull serve): without
-one every loopback caller, a cell's agent included, is mull's admin.
+such a run needs MULL_ADMIN_TOKEN and MULL_API_TOKEN set (here and for mull
+serve): without the first every loopback caller, a cell's agent included,
+is mull's admin; without the second any caller may write memories.
 ` + benchExit + `
 
 Examples:

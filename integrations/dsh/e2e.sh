@@ -120,10 +120,10 @@
 #      `mull ledger list` and `mull ledger stats` show the facts and the
 #      counters (2 denied, no duplicate, no warning); no plugin line
 #  14. the memory A/B (issue 14), bench.executor = dsh: a new `mull serve
-#      --fake-llm` whose cells run this install's DSH, with an admin token
-#      (MULL_ADMIN_TOKEN, for it and the CLI: mull refuses DSH runs
-#      without one, checked first: `mull bench memory` without it exits 1
-#      naming MULL_ADMIN_TOKEN); a memory in a
+#      --fake-llm` whose cells run this install's DSH, with an admin and
+#      an API token (MULL_ADMIN_TOKEN, MULL_API_TOKEN, for it and the CLI:
+#      mull refuses DSH runs without them, checked first: `mull bench
+#      memory` without the admin token exits 1 naming it); a memory in a
 #      workspace; examples/bench-cases.json added and frozen; `mull bench
 #      memory --wait` runs 3 cases x 2 sides as real DSH headless sessions
 #      (the plugin's benchSnapshot mode serving each side's snapshot) and
@@ -1276,9 +1276,10 @@ export MULL_DATA_DIR=$tmp/mull-bench-data
 # Every process of this step (the serve that works the cells, the CLI that
 # starts the run) runs DSH cells: dsh_command is this install's DSH.
 export MULL_BENCH_EXECUTOR=dsh MULL_BENCH_DSH_COMMAND="$node $dsh_bin" MULL_BENCH_DSH_TIMEOUT=3m
-# DSH cells need an admin token: without one every loopback caller (a
-# cell's agent included) is mull's admin, and mull refuses the run.
-export MULL_ADMIN_TOKEN="e2e-admin-$marker"
+# DSH cells need an admin and an API token: without them every loopback
+# caller (a cell's agent included) is mull's admin and may write memories,
+# and mull refuses the run.
+export MULL_ADMIN_TOKEN="e2e-admin-$marker" MULL_API_TOKEN="e2e-api-$marker"
 MULL_LOG_FORMAT=json "$mull" serve --fake-llm --listen "127.0.0.1:$mport" > "$tmp/mull-bench.log" 2>&1 &
 mull_pid=$!
 pids+=("$mull_pid")
@@ -1287,7 +1288,7 @@ mkdir -p "$tmp/bench-ws"
 bws=$(cd "$tmp/bench-ws" && pwd -P)
 bmemory="Release builds of this repo run make ci first (bench-$marker)."
 code=$(curl -sS -o "$tmp/bench-memory.json" -w '%{http_code}' -X POST "$murl/v1/memories" -H 'content-type: application/json' \
-  -d "{\"workspace\":\"$bws\",\"kind\":\"fact\",\"text\":\"$bmemory\",\"importance\":8,\"src\":\"user\"}") || code=000
+  -H "authorization: Bearer $MULL_API_TOKEN" -d "{\"workspace\":\"$bws\",\"kind\":\"fact\",\"text\":\"$bmemory\",\"importance\":8,\"src\":\"user\"}") || code=000
 [ "$code" = 201 ] || fail "POST /v1/memories answered $code: $(cat "$tmp/bench-memory.json" 2>/dev/null)"
 "$mull" bench cases add --file "$repo/examples/bench-cases.json" > "$tmp/bench-add.txt" 2>&1 || fail "mull bench cases add: $(cat "$tmp/bench-add.txt")"
 "$mull" bench cases freeze --set demo > "$tmp/bench-freeze.txt" 2>&1 || fail "mull bench cases freeze: $(cat "$tmp/bench-freeze.txt")"
@@ -1347,7 +1348,7 @@ const other = calls.length - ok.length
 console.log(`# ${ok.length} ok bench_cell calls (6 judges, ${ok.length - 6} DSH calls through mull's proxy)${other ? `, ${other} not ok (${[...new Set(calls.filter(c => c.outcome !== 'ok').map(c => c.error_reason))].join(', ')})` : ''}; ${tokens} tokens = the run's`)
 JS
 sed 's/^# /   /' "$tmp/bench-proxy.txt"
-unset MULL_BENCH_EXECUTOR MULL_BENCH_DSH_COMMAND MULL_BENCH_DSH_TIMEOUT MULL_ADMIN_TOKEN
+unset MULL_BENCH_EXECUTOR MULL_BENCH_DSH_COMMAND MULL_BENCH_DSH_TIMEOUT MULL_ADMIN_TOKEN MULL_API_TOKEN
 took "the memory A/B ran 6 real DSH cells and was decided"
 
 echo
