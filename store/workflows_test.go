@@ -255,3 +255,92 @@ func TestWorkflowUnblockRace(t *testing.T) {
 		}
 	})
 }
+
+// TestQuickSucceedRace succeeds the nine dependencies of w at once, each
+// as a step worker does: the one-statement success, or, when that writes
+// nothing, the transaction. Exactly one of them must see w ready, every
+// bucket must end at 0, and each dependency must be recorded succeeded
+// once.
+func TestQuickSucceedRace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var roots []string
+		var steps []store.WorkflowStep
+		for i := range 9 {
+			roots = append(roots, fmt.Sprintf("d%d", i))
+			steps = append(steps, store.WorkflowStep{Name: roots[i], Kind: "k", Args: json.RawMessage(`{}`), Status: store.WorkflowStepPending})
+		}
+		steps = append(steps, store.WorkflowStep{Name: "w", Kind: "k", Args: json.RawMessage(`{}`), Deps: roots, Status: store.WorkflowStepPending})
+		for round := range 10 {
+			id := fmt.Sprintf("wf_quick%d", round)
+			run := store.WorkflowRun{ID: id, Name: "quick", Status: store.WorkflowRunning, Input: json.RawMessage(`{}`), Steps: steps}
+			if err := s.InTx(ctx, func(tx *sql.Tx) error {
+				if err := s.InsertWorkflowRun(ctx, tx, run); err != nil {
+					return err
+				}
+				for i, dep := range roots {
+					if err := s.SetWorkflowStepJob(ctx, tx, id, dep, int64(1000+i)); err != nil {
+						return err
+					}
+					if err := s.StartWorkflowStep(ctx, tx, id, dep, 1); err != nil {
+						return err
+					}
+				}
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			start := make(chan struct{})
+			ready := make(chan int, len(roots))
+			errs := make(chan error, len(roots))
+			for i, dep := range roots {
+				go func() {
+					<-start
+					n, err := quickOrTx(ctx, s, id, dep, int64(1000+i))
+					ready <- n
+					errs <- err
+				}()
+			}
+			close(start)
+			seen := 0
+			for range roots {
+				seen += <-ready
+				if err := <-errs; err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+			}
+			if seen != 1 {
+				t.Fatalf("round %d: w seen ready %d times; want once", round, seen)
+			}
+			var left, succeeded int
+			if err := s.DB.QueryRowContext(ctx, `select coalesce(sum(waiting), 0) from workflow_waits where run_id = $1`, id).Scan(&left); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DB.QueryRowContext(ctx, `select count(*) from workflow_steps where run_id = $1 and status = 'succeeded'`, id).Scan(&succeeded); err != nil {
+				t.Fatal(err)
+			}
+			if left != 0 || succeeded != len(roots) {
+				t.Fatalf("round %d: buckets still count %d, %d steps succeeded; want 0, %d", round, left, succeeded, len(roots))
+			}
+		}
+	})
+}
+
+// quickOrTx records dep's success as workflows' succeed does, and returns
+// how many steps it saw ready.
+func quickOrTx(ctx context.Context, s *store.Store, id, dep string, job int64) (int, error) {
+	done, err := s.QuickSucceedWorkflowStep(ctx, id, dep, job, json.RawMessage(`1`))
+	if err != nil || done {
+		return 0, err
+	}
+	var u store.Unblocked
+	err = s.InTx(ctx, func(tx *sql.Tx) error {
+		if _, ok, err := s.SucceedWorkflowStep(ctx, tx, id, dep, json.RawMessage(`1`)); err != nil || !ok {
+			return err
+		}
+		var err error
+		u, err = s.UnblockWorkflowDependents(ctx, tx, id, dep)
+		return err
+	})
+	return u.Ready, err
+}
