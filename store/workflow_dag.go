@@ -204,22 +204,17 @@ func (s *Store) UnblockWorkflowDependents(ctx context.Context, tx *sql.Tx, runID
 	return u, rows.Err()
 }
 
-// decrement takes dep off one bucket of every step after it, counts those
-// steps in u.Dependents and returns the steps whose bucket it emptied. On
-// SQLite, whose transactions run one at a time, that is the edge's own
-// bucket. On Postgres any bucket that still waits will do: a step's buckets
-// together count its dependencies not yet succeeded, so the one taking
-// itself off always finds one, and a success that finds its own held takes
-// another (pickBucketPostgres); the steps' buckets are locked in name order.
+// decrement takes dep off its bucket of every step after it, counts those
+// steps in u.Dependents and returns the steps whose bucket it emptied.
 func (s *Store) decrement(ctx context.Context, tx *sql.Tx, runID, dep string, u *Unblocked) ([]string, error) {
 	q := `update workflow_waits set waiting = waiting - 1
 		where run_id = $1 and (step, bucket) in (select step, bucket from workflow_edges where run_id = $1 and dep = $2)
 		returning step, waiting`
 	if s.Dialect == Postgres {
 		q = `with locked as (
-			select e.step, b.bucket from workflow_edges e
-			cross join lateral (` + pickBucketPostgres + `) b
-			where e.run_id = $1 and e.dep = $2 order by e.step)
+			select w.step, w.bucket from workflow_waits w
+			join workflow_edges e on e.run_id = w.run_id and e.step = w.step and e.bucket = w.bucket
+			where e.run_id = $1 and e.dep = $2 order by w.step, w.bucket for update of w)
 		update workflow_waits w set waiting = w.waiting - 1 from locked
 		where w.run_id = $1 and w.step = locked.step and w.bucket = locked.bucket
 		returning w.step, w.waiting`

@@ -152,15 +152,6 @@ func (r *Runner) succeed(ctx context.Context, a attempt, res Result) error {
 	if err != nil {
 		return fmt.Errorf("marshal output: %w", err)
 	}
-	if res.Apply == nil {
-		// Most successes only count themselves off the steps after them:
-		// one statement, its own transaction (with no moment before its
-		// commit for beforeCommit), or nothing written and the transaction
-		// below.
-		if done, err := r.store.QuickSucceedWorkflowStep(ctx, a.runID, a.step, a.job.ID, output); err != nil || done {
-			return err
-		}
-	}
 	client := river.ClientFromContext[*sql.Tx](ctx)
 	return r.store.InTx(ctx, func(tx *sql.Tx) error {
 		status, ok, err := r.store.SucceedWorkflowStep(ctx, tx, a.runID, a.step, output)

@@ -41,8 +41,6 @@ type Runner struct {
 	kinds map[string]bool
 	// beforeCommit, when set (tests only), runs just before a step's
 	// completion transaction commits; an error rolls the whole of it back.
-	// A success that is one statement (store.QuickSucceedWorkflowStep) has
-	// no such moment and does not run it.
 	beforeCommit func(step string) error
 	// beforeRunLock, when set (tests only), runs just before a step's
 	// success takes its run's row, so a test can hold that row then.
