@@ -271,9 +271,19 @@ func (s *Store) ClaimReadyWorkflowSteps(ctx context.Context, tx *sql.Tx, runID, 
 }
 
 // SetWorkflowStepJobs records the River jobs that work some of a run's
-// steps, by step name, in one statement.
+// steps, by step name: in one statement on Postgres, one prepared
+// statement a step on SQLite, where a join with the pairs' JSON scanned
+// every pair for every step of the run (a fan-out's enqueue cost O(width²)).
 func (s *Store) SetWorkflowStepJobs(ctx context.Context, tx *sql.Tx, runID string, jobs map[string]int64) error {
 	if len(jobs) == 0 {
+		return nil
+	}
+	if s.Dialect != Postgres {
+		for name, id := range jobs {
+			if err := s.SetWorkflowStepJob(ctx, tx, runID, name, id); err != nil {
+				return err
+			}
+		}
 		return nil
 	}
 	type pair struct {
@@ -285,15 +295,10 @@ func (s *Store) SetWorkflowStepJobs(ctx context.Context, tx *sql.Tx, runID strin
 		pairs = append(pairs, pair{name, id})
 	}
 	body, _ := json.Marshal(pairs) // strings and ints always marshal
-	q := `update workflow_steps set job_id = v.job_id
-		from (select json_extract(value, '$.name') as name, json_extract(value, '$.job_id') as job_id from json_each($2)) as v
-		where workflow_steps.run_id = $1 and workflow_steps.name = v.name`
-	if s.Dialect == Postgres {
-		q = `update workflow_steps w set job_id = v.job_id
-			from json_to_recordset($2::json) as v(name text, job_id bigint)
-			where w.run_id = $1 and w.name = v.name`
-	}
-	if _, err := tx.ExecContext(ctx, q, runID, string(body)); err != nil {
+	_, err := tx.ExecContext(ctx, `update workflow_steps w set job_id = v.job_id
+		from json_to_recordset($2::json) as v(name text, job_id bigint)
+		where w.run_id = $1 and w.name = v.name`, runID, string(body))
+	if err != nil {
 		return fmt.Errorf("set workflow step jobs of %s: %w", runID, err)
 	}
 	return nil
