@@ -20,6 +20,9 @@ func unmigrate019(t *testing.T, s *store.Store) {
 		// Later migrations' indexes on 019's columns (SQLite will not drop
 		// a column an index names).
 		`drop index memories_panel_counts`, `drop index memories_promoted_from`}
+	if s.Dialect == store.SQLite {
+		qs = append(qs, `drop index memories_live_workspace`)
+	}
 	if s.Dialect == store.Postgres {
 		qs = append(qs, `drop function tasks_environment_written_once()`, `drop function task_lessons_written_once()`)
 	}

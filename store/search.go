@@ -90,6 +90,13 @@ func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms
 // indexedSearch is the statement that finds terms of at least
 // MinIndexedTerm characters by the full-text index, each term a substring
 // anywhere in the text, any term enough.
+//
+// On SQLite it runs in two steps: the inner select ranks the index's hits
+// in the libraries by bm25 and keeps the best limit, reading of each hit
+// only the id, the relevance and the columns the filter needs; the outer
+// one reads the whole row of those only. Reading and sorting every hit's
+// whole row was most of a search's cost when a common word hits hundreds
+// of memories.
 func (s *Store) indexedSearch(workspaces, terms []string, limit int) (string, []any) {
 	where, args := memoryWhere(workspaces, true)
 	if s.Dialect == SQLite {
@@ -99,39 +106,49 @@ func (s *Store) indexedSearch(workspaces, terms []string, limit int) (string, []
 		for i, t := range terms {
 			phrases[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 		}
-		args = append(args, strings.Join(phrases, " OR "))
-		return `select ` + prefixedMemoryColumns + `, -bm25(memories_fts) from memories_fts
-			join memories m on m.id = memories_fts.rowid
-			where memories_fts match $` + strconv.Itoa(len(args)) + ` and ` + where + `
-			order by bm25(memories_fts), m.id desc limit ` + strconv.Itoa(limit), args
+		match := arg(&args, strings.Join(phrases, " OR "))
+		return `select ` + prefixedMemoryColumns + `, f.rel from (
+				select m.id, -bm25(memories_fts) as rel from memories_fts
+				join memories m on m.id = memories_fts.rowid
+				where memories_fts match ` + match + ` and ` + where + `
+				order by rel desc, m.id desc limit ` + arg(&args, limit) + `
+			) f join memories m on m.id = f.id
+			order by f.rel desc, m.id desc`, args
 	}
-	args = append(args, strings.Join(terms, " "))
-	rel := "similarity(text_norm, $" + strconv.Itoa(len(args)) + ")"
+	rel := "similarity(text_norm, " + arg(&args, strings.Join(terms, " ")) + ")"
 	likes := make([]string, len(terms))
 	for i, t := range terms {
-		args = append(args, "%"+likeEscaper.Replace(t)+"%")
-		likes[i] = "text_norm like $" + strconv.Itoa(len(args)) + ` escape '\'`
+		likes[i] = "text_norm like " + arg(&args, "%"+likeEscaper.Replace(t)+"%") + ` escape '\'`
 	}
 	return `select ` + memoryColumns + `, ` + rel + ` from memories where ` + where +
-		` and (` + strings.Join(likes, " or ") + `) order by ` + rel + ` desc, id desc limit ` + strconv.Itoa(limit), args
+		` and (` + strings.Join(likes, " or ") + `) order by ` + rel + ` desc, id desc limit ` + arg(&args, limit), args
 }
 
 // substringSearch is the statement that finds terms too short for the
 // index: a substring test over the libraries' live memories, the newest
-// first, relevance 0.
+// first, relevance 0. On SQLite the libraries' live memories are read
+// newest first by their own index (migration 033), which holds the text,
+// and the read stops at limit hits: a search reads no other workspace's
+// memories nor dead ones, and the table only for the hits. Postgres walks
+// its primary key backwards to the same end.
 func (s *Store) substringSearch(workspaces, terms []string, limit int) (string, []any) {
 	where, args := memoryWhere(workspaces, true)
-	fn := "instr(text_norm, $%d) > 0"
+	fn := "instr(text_norm, %s) > 0"
 	if s.Dialect == Postgres {
-		fn = "strpos(text_norm, $%d) > 0"
+		fn = "strpos(text_norm, %s) > 0"
 	}
 	tests := make([]string, len(terms))
 	for i, t := range terms {
-		args = append(args, t)
-		tests[i] = fmt.Sprintf(fn, len(args))
+		tests[i] = fmt.Sprintf(fn, arg(&args, t))
 	}
 	return `select ` + memoryColumns + `, 0.0 from memories where ` + where + ` and (` + strings.Join(tests, " or ") +
-		`) order by id desc limit ` + strconv.Itoa(limit), args
+		`) order by id desc limit ` + arg(&args, limit), args
+}
+
+// arg appends v to a statement's arguments and returns its placeholder.
+func arg(args *[]any, v any) string {
+	*args = append(*args, v)
+	return "$" + strconv.Itoa(len(*args))
 }
 
 // collectMatches runs a search statement and adds what it finds to found,

@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -166,6 +167,103 @@ func TestMigrationMemorySearchBackfills(t *testing.T) {
 		added := insertText(t, s, "/w", "a new one names calibrateflux too")
 		if got := matchIDs(t, s, "calibrateflux"); !slices.Equal(got, []int64{added, old}) {
 			t.Errorf("after an insert, found %v; want %v", got, []int64{added, old})
+		}
+	})
+}
+
+// TestSearchPlansAtTenThousand: in a workspace of 10,000 memories, a
+// search's terms of 3 characters or more are looked up by the full-text
+// index on both databases (on Postgres the trigram index, which the
+// planner passed over while GIN's pending list held the memories; see
+// migration 033), and on SQLite shorter ones read the library's live
+// memories by their own index, not the whole table.
+func TestSearchPlansAtTenThousand(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		storetest.Memories(t, s, "/w", 0, 10000, fillerAt)
+		storetest.Memories(t, s, "/other", 10000, 2000, fillerAt)
+		middle := strings.Fields(storetest.Sentence(5000))
+		indexed, _, args, _ := s.SearchStatements([]string{"/w"}, []string{middle[len(middle)/2]}, 40)
+		want := "memories_fts"
+		if s.Dialect == store.Postgres {
+			want = "memories_text_trgm"
+		}
+		if plan := queryPlan(t, s, indexed, args...); !strings.Contains(plan, want) {
+			t.Errorf("the indexed search does not use %s:\n%s", want, plan)
+		}
+		if s.Dialect == store.SQLite {
+			_, substring, _, args := s.SearchStatements([]string{"/w"}, []string{"口河"}, 40)
+			if plan := queryPlan(t, s, substring, args...); !strings.Contains(plan, "memories_live_workspace") {
+				t.Errorf("the substring search does not read memories_live_workspace:\n%s", plan)
+			}
+		}
+	})
+}
+
+// queryPlan is the database's plan for a statement, one line per step.
+func queryPlan(t *testing.T, s *store.Store, query string, args ...any) string {
+	t.Helper()
+	explain := "explain "
+	if s.Dialect == store.SQLite {
+		explain = "explain query plan "
+	}
+	rows, err := s.DB.QueryContext(context.Background(), explain+query, args...)
+	if err != nil {
+		t.Fatalf("explain: %v", err)
+	}
+	defer rows.Close()
+	cols, err := rows.Columns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, fmt.Sprint(vals[len(vals)-1]))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(lines, "\n")
+}
+
+// TestMatchMemoriesShortTermNewestFirst: a term too short for the index
+// finds the newest live memories of the libraries searched that contain
+// it, at most limit of them; another workspace's, an invalidated and a
+// quarantined one are never among them.
+func TestMatchMemoriesShortTermNewestFirst(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		var ids []int64
+		for i := range 5 {
+			ids = append(ids, insertText(t, s, "/w", "迁移 第"+strconv.Itoa(i)))
+			insertText(t, s, "/w", "no such word "+strconv.Itoa(i))
+		}
+		insertText(t, s, "/other", "迁移 elsewhere")
+		dead := insertText(t, s, "/w", "迁移 forgotten")
+		if ok, err := s.InvalidateMemory(ctx, s.DB, dead, fillerAt, "forgot", 0); !ok || err != nil {
+			t.Fatalf("invalidate: %v, %v", ok, err)
+		}
+		held := insertText(t, s, "/w", "迁移 held")
+		if _, err := s.DB.ExecContext(ctx, `update memories set quarantined = true where id = $1`, held); err != nil {
+			t.Fatal(err)
+		}
+		found, err := s.MatchMemories(ctx, s.DB, []string{"/w"}, []string{"迁移"}, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int64
+		for _, f := range found {
+			got = append(got, f.ID)
+		}
+		if want := []int64{ids[4], ids[3], ids[2]}; !slices.Equal(got, want) {
+			t.Errorf("found %v; want the 3 newest live ones of /w, %v", got, want)
 		}
 	})
 }
