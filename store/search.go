@@ -127,7 +127,7 @@ func (s *Store) indexedSearch(workspaces, terms []string, limit int) (string, []
 // substringSearch is the statement that finds terms too short for the
 // index: a substring test over the libraries' live memories, the newest
 // first, relevance 0. On SQLite the libraries' live memories are read
-// newest first by their own index (migration 033), which holds the text,
+// newest first by their own index (migration 032), which holds the text,
 // and the read stops at limit hits: a search reads no other workspace's
 // memories nor dead ones, and the table only for the hits. Postgres walks
 // its primary key backwards to the same end.

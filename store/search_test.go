@@ -175,7 +175,7 @@ func TestMigrationMemorySearchBackfills(t *testing.T) {
 // search's terms of 3 characters or more are looked up by the full-text
 // index on both databases (on Postgres the trigram index, which the
 // planner passed over while GIN's pending list held the memories; see
-// migration 033), and on SQLite shorter ones read the library's live
+// migration 032), and on SQLite shorter ones read the library's live
 // memories by their own index, not the whole table.
 func TestSearchPlansAtTenThousand(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {

@@ -9,7 +9,7 @@
 -- written one at a time by agents and jobs, so a slower insert costs
 -- little. The entries already pending are merged now.
 --
--- (SQLite's 033 adds an index for terms too short for the trigram index;
+-- (SQLite's 032 adds an index for terms too short for the trigram index;
 -- here the planner walks the primary key backwards for them, stopping at
 -- the search's limit, and would not use one.)
 alter index memories_text_trgm set (fastupdate = off);

@@ -8,7 +8,7 @@
 -- match, and tests the text in the index, reading the table only for the
 -- memories that contain the word (about half the time of reading every
 -- row). The condition is the store's live condition, word for word, so
--- SQLite proves a search's filter implies it. (Postgres's 033 also takes
+-- SQLite proves a search's filter implies it. (Postgres's 032 also takes
 -- its trigram index off GIN's pending list; FTS5 has none.)
 create index memories_live_workspace on memories (workspace, id, text_norm)
     where state = 'active' and invalid_at is null and not quarantined;
