@@ -21,6 +21,7 @@ import (
 	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/harnesses"
 	"github.com/mullhq/mull/ingest"
+	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/negledger"
 	"github.com/mullhq/mull/store"
@@ -111,6 +112,13 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /v1/admin/proposals/{id}", path: map[string]string{"id": "p1"}},
 	{pattern: "POST /v1/admin/proposals/{id}/accept", path: map[string]string{"id": "p1"}, body: `{"note":"fine"}`},
 	{pattern: "POST /v1/admin/proposals/{id}/reject", path: map[string]string{"id": "p1"}, body: `{"note":"no"}`},
+	{pattern: "GET /v1/memory/status", query: map[string]string{"workspace": "/w"}},
+	{pattern: "GET /v1/proposals", query: map[string]string{"workspace": "/w", "status": "pending"}},
+	{pattern: "POST /v1/proposals/{id}/accept", path: map[string]string{"id": "p1"}, body: `{"note":"fine"}`},
+	{pattern: "POST /v1/proposals/{id}/reject", path: map[string]string{"id": "p1"}, body: `{"note":"no"}`},
+	{pattern: "POST /v1/memories/forget", body: `{"workspace":"/w","keywords":"the build uses make","confirm":false,"confirm_token":""}`},
+	{pattern: "POST /v1/memories/promote", body: `{"workspace":"/w","ids":[1]}`},
+	{pattern: "POST /v1/sessions/{id}/retro", path: map[string]string{"id": "session-1"}},
 	{pattern: "GET /v1/admin/workers"},
 	{pattern: "GET /v1/admin/llm/calls/{id}", path: map[string]string{"id": "call_1"}},
 	{pattern: "GET /riverui/{path...}", path: map[string]string{"path": "jobs"}}, // a prefix route: its wildcard is "path",
@@ -294,7 +302,8 @@ func inputServer(t *testing.T, s *store.Store) *api.Server {
 	registerRefine(reg, s, cfg) // POST /v1/admin/harness/refine enqueues one
 	mem := memories.New(s, cfg.Memory, cfg.Digest)
 	hs := harnesses.New(s, cfg.Harness, enginetest.Logger())
-	bs := registerBench(reg, s, cfg, hs, mem) // POST /v1/admin/bench/memory starts one
+	bs := registerBench(reg, s, cfg, hs, mem)                                                       // POST /v1/admin/bench/memory starts one
+	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: s, Logger: enginetest.Logger()}) // POST /v1/sessions/{id}/retro enqueues one
 	client := enginetest.NewClient(t, s, reg, cfg, false)
 	svc := ingest.New(s, ingest.Hooks{})
 	svc.UseClient(client)

@@ -1,8 +1,10 @@
 package api
 
 import (
+	"bytes"
 	"database/sql"
 	"errors"
+	"io"
 	"net/http"
 	"os"
 	"strconv"
@@ -79,6 +81,20 @@ const agentDecideRefused = "proposals.agent_may_decide is false: a person decide
 func (s *Server) agentDecide(status string) http.HandlerFunc {
 	decide := s.decideProposal(status)
 	return func(w http.ResponseWriter, r *http.Request) {
+		// The body is checked first, as every route's: a bad one is a 400
+		// naming its field whatever the rule says.
+		if r.ContentLength != 0 {
+			body, ok := readJSONBody(w, r)
+			if !ok {
+				return
+			}
+			var in decideRequest
+			if err := strictDecode(body, &in); err != nil {
+				writeError(w, http.StatusBadRequest, "invalid JSON body: "+err.Error())
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
 		if !s.deps.Config.Proposals.AgentMayDecide {
 			writeError(w, http.StatusForbidden, agentDecideRefused)
 			return
