@@ -43,7 +43,8 @@ type KeyReport struct {
 	// flight.
 	CostUSD     float64 `json:"cost_usd"`
 	ReservedUSD float64 `json:"reserved_usd"`
-	// Source of the limit: "config", "operator", or "" when none applies.
+	// Source of the limit: "config", "operator", "workspace" (the
+	// workspace's own budget setting), or "" when none applies.
 	Source string `json:"source"`
 }
 
@@ -76,7 +77,15 @@ func (l *Ledger) ReportDay(ctx context.Context, day string) (DayReport, error) {
 	if err != nil {
 		return DayReport{}, fmt.Errorf("budget: report %s: %w", day, err)
 	}
-	return DayReport{Day: day, Zone: l.loc.String(), ResetAt: resetAt, Keys: buildReport(day, limits, usage)}, nil
+	keys := buildReport(day, limits, usage)
+	if today, _, _ := l.ParseDay(""); day == today {
+		// Today's limits are what the next reservation is held to,
+		// a workspace's own budget setting included.
+		for i := range keys {
+			keys[i] = l.withOwnBudget(keys[i])
+		}
+	}
+	return DayReport{Day: day, Zone: l.loc.String(), ResetAt: resetAt, Keys: keys}, nil
 }
 
 // buildReport joins a day's usage rows with the limits that apply to them,

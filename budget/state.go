@@ -2,6 +2,7 @@ package budget
 
 import (
 	"context"
+	"strings"
 	"time"
 )
 
@@ -14,7 +15,27 @@ func (l *Ledger) KeyState(ctx context.Context, key string) (KeyReport, time.Time
 	if err != nil {
 		return KeyReport{}, time.Time{}, err
 	}
-	return stateOf(rep, key), rep.ResetAt, nil
+	return l.withOwnBudget(stateOf(rep, key)), rep.ResetAt, nil
+}
+
+// withOwnBudget puts a workspace key's own token budget (the workspace's
+// budget setting, WithWorkspaceBudget), when it has one, in place of the
+// token limit the report read, as Reserve does: what a report or a status
+// says is what the next reservation will be held to.
+func (l *Ledger) withOwnBudget(k KeyReport) KeyReport {
+	ws, ok := strings.CutPrefix(k.Key, workspacePrefix)
+	if l.workspace == nil || !ok || ws == "" {
+		return k
+	}
+	tokens, ok := l.workspace(ws)
+	if !ok {
+		return k
+	}
+	k.LimitTokens, k.LimitKey, k.Source, k.RemainingTokens = tokens, "", "workspace", -1
+	if tokens > 0 {
+		k.RemainingTokens = max(0, tokens-k.ReservedTokens-k.SpentTokens)
+	}
+	return k
 }
 
 // Exhausted reports the first key of a job's keys (Keys(workspace, kind))
@@ -27,7 +48,7 @@ func (l *Ledger) Exhausted(ctx context.Context, workspace, kind string) (k KeyRe
 		return KeyReport{}, time.Time{}, false, err
 	}
 	for _, key := range Keys(workspace, kind) {
-		k := stateOf(rep, key)
+		k := l.withOwnBudget(stateOf(rep, key))
 		spentUSD := k.CostUSD + k.ReservedUSD
 		if (k.LimitTokens > 0 && k.RemainingTokens == 0) || (k.LimitUSD > 0 && spentUSD >= k.LimitUSD) {
 			return k, rep.ResetAt, true, nil

@@ -126,8 +126,8 @@ func (s *Service) readable(to string) error {
 	switch {
 	case to == "" && !s.scope.ReadsGlobal():
 		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: no workspace reads the global library, so no agent would see the memory there", s.scope)}
-	case to != "" && !s.scope.ReadsWorkspace():
-		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: workspaces read only the global library, so no agent would see the memory in %s", s.scope, libraryName(to))}
+	case to != "" && !s.scopeOf(to).ReadsWorkspace():
+		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope of %s is %q: it reads only the global library, so no agent would see the memory there", libraryName(to), s.scopeOf(to))}
 	}
 	return nil
 }

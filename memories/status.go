@@ -34,24 +34,25 @@ type LibraryStatus struct {
 // global one, in two statements; the global library alone when workspace
 // is "".
 func (s *Service) LibraryStatuses(ctx context.Context, workspace string) (scope memory.Scope, libs []LibraryStatus, err error) {
+	scope = s.scopeOf(workspace) // the workspace's own, at this moment
 	names := []string{workspace, ""}
 	if workspace == "" {
 		names = []string{""}
 	}
 	counts, err := s.store.LibraryCounts(ctx, s.store.DB, names)
 	if err != nil {
-		return s.scope, nil, err
+		return scope, nil, err
 	}
 	wsT, globalT, err := s.store.LibraryTimesOf(ctx, s.store.DB, workspace)
 	if err != nil {
-		return s.scope, nil, err
+		return scope, nil, err
 	}
 	for _, name := range names {
-		l := LibraryStatus{Library: "workspace", Name: name, Read: s.scope.ReadsWorkspace(),
+		l := LibraryStatus{Library: "workspace", Name: name, Read: scope.ReadsWorkspace(),
 			Counts: map[string]map[string]int64{}, Totals: map[string]int64{}}
 		t := wsT
 		if name == "" {
-			l.Library, l.Name, l.Read, t = "global", "global", s.scope.ReadsGlobal(), globalT
+			l.Library, l.Name, l.Read, t = "global", "global", scope.ReadsGlobal(), globalT
 		}
 		for _, c := range counts {
 			if c.Workspace != name {
@@ -71,7 +72,7 @@ func (s *Service) LibraryStatuses(ctx context.Context, workspace string) (scope 
 		l.LastRetroAt, l.LastConsolidationAt, l.LastErrorAt = timePtr(t.LastRetro), timePtr(t.LastConsolidation), timePtr(t.LastError)
 		libs = append(libs, l)
 	}
-	return s.scope, libs, nil
+	return scope, libs, nil
 }
 
 // Scope is the memory scope the service serves.
