@@ -238,6 +238,9 @@ func (s *Server) sessionRetro(w http.ResponseWriter, r *http.Request) {
 	cfg := s.deps.Config.Retro
 	h := &retroerror.Hook{Store: s.deps.Store, Logger: s.deps.Logger, Rules: retroerror.Rules{
 		Debounce: cfg.ErrorDelay.D(), MinGap: cfg.ErrorMinGap.D(), MaxPerSession: cfg.ErrorMaxPerSession}}
+	if s.deps.Workspaces != nil {
+		h.Workspaces = s.deps.Workspaces
+	}
 	var a retroerror.Asked
 	err = s.deps.Store.InTx(ctx, func(tx *sql.Tx) (err error) {
 		a, err = h.Now(ctx, tx, s.deps.Client, sess, notBefore)

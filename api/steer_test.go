@@ -24,6 +24,7 @@ import (
 	"github.com/mullhq/mull/memstatus"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // steerRig is a server with the memory service under scope both, an
@@ -34,6 +35,7 @@ type steerRig struct {
 	client *engine.Client
 	mem    *memories.Service
 	ledger *budget.Ledger
+	ws     *wsconfig.Service
 }
 
 func newSteerRig(t *testing.T, s *store.Store, edit func(*config.Config)) *steerRig {
@@ -43,7 +45,11 @@ func newSteerRig(t *testing.T, s *store.Store, edit func(*config.Config)) *steer
 	if edit != nil {
 		edit(&cfg)
 	}
-	r := &steerRig{s: s, mem: memories.New(s, cfg.Memory, cfg.Digest)}
+	r := &steerRig{s: s, ws: wsconfig.NewStatic(s, cfg, nil, enginetest.Logger())}
+	if err := r.ws.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	r.mem = memories.New(s, cfg.Memory, cfg.Digest).WithWorkspaces(r.ws)
 	// The retro's kind is registered, never worked: the jobs stay queued.
 	reg := engine.NewRegistry(nil)
 	engine.Add(reg, retrosession.Spec, &retrosession.Worker{Store: s, Logger: enginetest.Logger()})
@@ -55,7 +61,7 @@ func newSteerRig(t *testing.T, s *store.Store, edit func(*config.Config)) *steer
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	r.srv, err = api.New(ctx, api.Deps{Store: s, Client: r.client, Registry: engine.NewRegistry(nil), Logger: enginetest.Logger(),
-		Config: cfg, Memories: r.mem, Budget: r.ledger, TempDirs: []string{"/var/tmp"}})
+		Config: cfg, Memories: r.mem, Budget: r.ledger, TempDirs: []string{"/var/tmp"}, Workspaces: r.ws})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +151,16 @@ func TestMemoryStatusRoute(t *testing.T) {
 			t.Fatalf("errors after a refused forget: %+v", st.Errors)
 		}
 		expectError(t, serve(r.srv, "GET", "/v1/memory/status", ""), http.StatusBadRequest, "workspace")
+
+		// The workspace's own scope, switched without a restart: the
+		// status says which libraries it now reads.
+		if _, err := r.ws.SetScope(context.Background(), ws, "global", "test"); err != nil {
+			t.Fatal(err)
+		}
+		expect(t, serve(r.srv, "GET", "/v1/memory/status?workspace="+ws, ""), http.StatusOK, &st)
+		if st.Scope != "global" || st.Libraries[0].Read || !st.Libraries[1].Read {
+			t.Fatalf("status after a switch to global: scope %s, read %v/%v", st.Scope, st.Libraries[0].Read, st.Libraries[1].Read)
+		}
 	})
 }
 
@@ -409,6 +425,18 @@ func TestSessionRetroRoute(t *testing.T) {
 			t.Fatalf("empty session: %+v", b)
 		}
 		expectError(t, serve(r.srv, "POST", "/v1/sessions/nobody/retro", ""), http.StatusNotFound, "no session")
+
+		// A workspace whose retros are off (its own setting) queues none.
+		session(t, s, "quiet", "/off", 5, now.Add(-time.Minute))
+		off := "false"
+		if _, err := r.ws.Set(context.Background(), "/off", map[string]*string{"retro": &off}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		b = retroBody{}
+		expect(t, serve(r.srv, "POST", "/v1/sessions/quiet/retro", ""), http.StatusOK, &b)
+		if b.JobID != 0 || !strings.Contains(b.Message, "retros are off for workspace /off") || retroJobs(t, r.client, "quiet") != 0 {
+			t.Fatalf("retros off: %+v", b)
+		}
 
 		// The workspace's budget is spent: the retro waits for the reset.
 		ctx := context.Background()

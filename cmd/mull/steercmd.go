@@ -258,7 +258,7 @@ follows it.`,
 			}
 			r := a.cfg.Retro
 			h := &retroerror.Hook{Store: a.store, Logger: a.log, Rules: retroerror.Rules{
-				Debounce: r.ErrorDelay.D(), MinGap: r.ErrorMinGap.D(), MaxPerSession: r.ErrorMaxPerSession}}
+				Debounce: r.ErrorDelay.D(), MinGap: r.ErrorMinGap.D(), MaxPerSession: r.ErrorMaxPerSession}, Workspaces: a.workspaces}
 			var asked retroerror.Asked
 			err = a.store.InTx(ctx, func(tx *sql.Tx) (err error) {
 				asked, err = h.Now(ctx, tx, a.client, sess, notBefore)

@@ -50,6 +50,9 @@ func (h *Hook) Now(ctx context.Context, tx *sql.Tx, client *engine.Client, s sto
 	if !s.Primary {
 		return Asked{Message: fmt.Sprintf("session %s is a subagent's: its parent session's retro learns from its events", s.ID)}, nil
 	}
+	if h.Workspaces != nil && !h.Workspaces.Effective(s.Workspace).RetroOn() {
+		return Asked{Message: fmt.Sprintf("retros are off for workspace %s (its retro setting): `mull config print --workspace %s` shows where that comes from", s.Workspace, s.Workspace)}, nil
+	}
 	if learnable(s) == 0 {
 		return Asked{Message: fmt.Sprintf("session %s has no event to learn from yet", s.ID)}, nil
 	}

@@ -95,6 +95,9 @@ type Hook struct {
 	Logger *slog.Logger
 	// Rules default to DefaultRules when zero.
 	Rules Rules
+	// Workspaces, when set, are the per-workspace settings: Now queues no
+	// retro of a workspace whose retros are off.
+	Workspaces retrosession.Workspaces
 }
 
 // AgentError is the ingest.Hooks.AgentError: inside the ingest transaction,
