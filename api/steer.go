@@ -76,6 +76,11 @@ func (s *Server) agentProposals(w http.ResponseWriter, r *http.Request) {
 // proposals.agent_may_decide is false: the seed's admin rule.
 const agentDecideRefused = "proposals.agent_may_decide is false: a person decides with `mull proposals accept|reject ID` or the panel's /proposals"
 
+// agentHarnessRefused is the 403 of an agent's decision on a harness
+// proposal, even while proposals.agent_may_decide is true.
+const agentHarnessRefused = "a harness proposal is a global harness change held for a person (harness.require_global_approval): " +
+	"decide it with `mull proposals accept|reject ID` or the panel's /proposals; proposals.agent_may_decide covers the retros' proposals only"
+
 // agentDecide is the agent's accept or reject: the admin route's effect,
 // allowed only when proposals.agent_may_decide is true.
 func (s *Server) agentDecide(status string) http.HandlerFunc {
@@ -97,6 +102,26 @@ func (s *Server) agentDecide(status string) http.HandlerFunc {
 		}
 		if !s.deps.Config.Proposals.AgentMayDecide {
 			writeError(w, http.StatusForbidden, agentDecideRefused)
+			return
+		}
+		id := r.PathValue("id")
+		p, err := s.deps.Store.GetProposal(r.Context(), s.deps.Store.DB, id)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, "no proposal "+id)
+			return
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "decide proposal: "+err.Error())
+			return
+		case p.Kind == store.ProposalHarness:
+			// A global harness change waits for a person
+			// (harness.require_global_approval), whatever the agents may
+			// decide of their retros' proposals: the agent that planned it
+			// must not approve its own change to every agent's harness.
+			writeError(w, http.StatusForbidden, agentHarnessRefused)
+			return
+		case r.URL.Query().Has("workspace") && r.URL.Query().Get("workspace") != p.Workspace:
+			writeError(w, http.StatusForbidden, "proposal "+id+" is another workspace's: an agent decides only its own workspace's proposals")
 			return
 		}
 		decide(w, r)

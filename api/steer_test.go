@@ -340,6 +340,22 @@ func TestAgentProposalRoutes(t *testing.T) {
 		}
 
 		open := newSteerRig(t, s, func(c *config.Config) { c.Proposals.AgentMayDecide = true })
+		// Even then, an agent decides no global harness change (a person
+		// does: harness.require_global_approval) and no other workspace's.
+		if err := s.InTx(context.Background(), func(tx *sql.Tx) error {
+			_, err := s.AddPendingProposal(context.Background(), tx, store.Proposal{ID: "harness-1", Workspace: "/h", Kind: store.ProposalHarness,
+				Summary: "always run the linter", SessionID: "session-2", JobID: 8, CreatedAt: time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)})
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		before = storetest.Dump(t, s)
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/harness-1/accept", ""), http.StatusForbidden, "harness.require_global_approval")
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept?workspace=/v", ""), http.StatusForbidden, "another workspace's")
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/nope/accept", ""), http.StatusNotFound, "no proposal nope")
+		if storetest.Dump(t, s) != before {
+			t.Fatal("a refused agent decision changed the store")
+		}
 		var d decisionBody
 		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept", `{"note":"looks right"}`), http.StatusOK, &d)
 		if d.Proposal.Status != store.ProposalAccepted || d.Proposal.Note != "looks right" {

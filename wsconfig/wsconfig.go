@@ -43,8 +43,10 @@ type Service struct {
 	src   config.Source
 	file  atomic.Pointer[fileState]
 
-	mu  sync.RWMutex
-	api map[string]config.Settings
+	mu sync.RWMutex
+	// loadMu serializes Load's read and store.
+	loadMu sync.Mutex
+	api    map[string]config.Settings
 
 	// watch is the file's last seen state (watch.go).
 	watchMu sync.Mutex
@@ -87,6 +89,10 @@ func (s *Service) ConfigFile() string { return s.src.File }
 
 // Load reads the API's settings from the database.
 func (s *Service) Load(ctx context.Context) error {
+	// One load at a time: two that read and store out of order (a Set's
+	// and a watcher tick's) would put the older rows back.
+	s.loadMu.Lock()
+	defer s.loadMu.Unlock()
 	rows, err := s.store.WorkspaceSettings(ctx, s.store.DB)
 	if err != nil {
 		return err

@@ -155,7 +155,7 @@ export function registerCommands (ctx, defs, log) {
     if (typeof ctx.inject === 'function' && typeof ctx.get === 'function') {
       let seen = false
       ctx.inject(['commands'], sub => { seen = true; install(sub.commands) })
-      loaded(ctx).then(() => { if (!seen) missing() })
+      loaded(ctx).then(() => { if (!seen) missing() }).catch(() => {})
       return
     }
     const commands = ctx.commands

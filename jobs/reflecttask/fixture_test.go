@@ -23,6 +23,7 @@ import (
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/workflows"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 // jobEnv is the app's wiring (jobs.Register) over a test store with a
@@ -41,6 +42,12 @@ type jobEnv struct {
 // retried at once up to attempts times, and edit applied to the config.
 func startJobs(t *testing.T, s *store.Store, sc *fakeds.Script, attempts int, edit func(*config.Config)) *jobEnv {
 	t.Helper()
+	return startJobsWith(t, s, sc, attempts, edit, nil)
+}
+
+// startJobsWith is startJobs with per-workspace settings (nil: none).
+func startJobsWith(t *testing.T, s *store.Store, sc *fakeds.Script, attempts int, edit func(*config.Config), ws *wsconfig.Service) *jobEnv {
+	t.Helper()
 	s.SetClock(func() time.Time { return t0.Add(time.Hour) })
 	l := llmtest.New(t, s, llmtest.Options{Fake: fakeds.Options{Script: sc}, Edit: func(c *config.Config) {
 		c.Jobs = map[string]config.JobOverride{"reflect_task": {MaxAttempts: attempts, Backoff: config.Duration(time.Millisecond)}}
@@ -50,7 +57,7 @@ func startJobs(t *testing.T, s *store.Store, sc *fakeds.Script, attempts int, ed
 	}})
 	reg := engine.NewRegistry(l.Config.Jobs)
 	w := jobs.Register(reg, jobs.Deps{Store: s, Logger: enginetest.Logger(), LLM: l.LLM, Ledger: l.Ledger,
-		Runner: workflows.New(s, enginetest.Logger()), Config: l.Config})
+		Runner: workflows.New(s, enginetest.Logger()), Config: l.Config, Workspaces: ws})
 	client := enginetest.NewClient(t, s, reg, l.Config, true)
 	evs := enginetest.Events(t, client)
 	if err := client.Start(context.Background()); err != nil {

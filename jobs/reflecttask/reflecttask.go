@@ -83,8 +83,10 @@ func (w *Worker) Work(ctx context.Context, job *river.Job[Args]) error {
 		w.Logger.Info("task already reflected on; completing", "job_id", job.ID, "task_id", task.ID, "reflected_by", task.ReflectedBy)
 		return nil
 	case w.Off != nil && w.Off(task.Workspace):
-		w.Logger.Info("reflection off for this workspace; cancelling", "job_id", job.ID, "task_id", task.ID, "workspace", task.Workspace)
-		return river.JobCancel(fmt.Errorf("reflection is off for workspace %q (its reflection setting)", task.Workspace))
+		// Completed, not cancelled: not a failure, and not a dead letter.
+		w.Logger.Info("reflection off for this workspace (its reflection setting); completing without a reflection", "job_id", job.ID,
+			"task_id", task.ID, "workspace", task.Workspace)
+		return nil
 	}
 	prompt, err := w.prompt(ctx, task)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/mullhq/mull/config"
+	"github.com/mullhq/mull/engine/enginetest"
 	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/jobs/reflecttask"
 	"github.com/mullhq/mull/learn/lesson"
@@ -18,6 +19,7 @@ import (
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 	"github.com/mullhq/mull/tasks"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 const pagerGoal = "fix the pager's page 2"
@@ -275,4 +277,30 @@ func TestReflectScopes(t *testing.T) {
 	if strings.Contains(p.System, `"global"`) || !strings.Contains(p.System, `"workspace"`) {
 		t.Fatal("the job's schema offers scope global, or lost workspace")
 	}
+}
+
+// A workspace whose reflection switch is off (its own setting, through
+// the admin's route's service) gets no reflection: the job completes (no
+// dead letter: the switch is no failure), asks the model nothing and
+// leaves the task unreflected.
+func TestReflectionSwitchedOffForWorkspace(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ws := wsconfig.NewStatic(s, config.Config{}, nil, enginetest.Logger())
+		if err := ws.Load(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		e := startJobsWith(t, s, &fakeds.Script{Rules: []fakeds.Rule{answer(pagerGoal, failureLesson)}}, 3, nil, ws)
+		task := e.task("task-off", "session-1", pagerGoal, store.TaskFailed)
+		off := "false"
+		if _, err := ws.Set(context.Background(), task.Workspace, map[string]*string{config.WSReflection: &off}, "test"); err != nil {
+			t.Fatal(err)
+		}
+		job := e.reflect("task-off")
+		if job.State != rivertype.JobStateCompleted || len(e.fake.Requests()) != 0 || len(e.lessonsOf("task-off")) != 0 {
+			t.Fatalf("reflection off: job %s %v, %d model calls", job.State, job.Errors, len(e.fake.Requests()))
+		}
+		if got, _ := s.GetTask(context.Background(), s.DB, "task-off"); !got.ReflectedAt.IsZero() {
+			t.Fatalf("task %+v marked reflected", got)
+		}
+	})
 }

@@ -8,7 +8,6 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
@@ -176,8 +175,11 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 		return err
 	}
 	if w.Workspaces != nil && !w.Workspaces.Effective(sess.Workspace).RetroOn() {
-		w.Logger.Info("retro off for this workspace; cancelling", "job_id", job.ID, "kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace)
-		return river.JobCancel(fmt.Errorf("retro is off for workspace %q (its retro setting)", sess.Workspace))
+		// Completed, not cancelled: a switch an operator set on purpose is
+		// not a failure, and a dead letter per session would bury real ones.
+		w.Logger.Info("retro off for this workspace (its retro setting); completing without a retro", "job_id", job.ID, "kind", job.Kind,
+			"session_id", sess.ID, "workspace", sess.Workspace)
+		return nil
 	}
 	rows, err := w.Store.SessionEvents(ctx, sess.ID, maxEvents)
 	if err != nil {

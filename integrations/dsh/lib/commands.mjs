@@ -135,7 +135,7 @@ export function commandSpecs ({ steer, where, sendQueued = async () => {} }) {
 
   const proposals = async (input, agent) => {
     const [verb, id, ...rest] = input.split(/\s+/).filter(Boolean)
-    if (verb === 'accept' || verb === 'reject') return steer.decide(id, verb, rest.join(' '))
+    if (verb === 'accept' || verb === 'reject') return steer.decide(id, verb, rest.join(' '), where(agent).workspace)
     if (verb && !['pending', 'accepted', 'rejected', 'all'].includes(verb)) return { ok: false, text: `Usage: ${USAGE.proposals}` }
     return steer.proposals(where(agent).workspace, verb ?? 'pending')
   }

@@ -99,12 +99,13 @@ export class Steer {
   }
 
   /** POST /v1/proposals/{id}/accept|reject {note}; mull's 403 (agent_may_decide false) is shown as it says it. */
-  async decide (id, action, note) {
+  async decide (id, action, note, workspace) {
     id = String(id ?? '').trim()
     note = String(note ?? '').trim()
     if (!id) return { ok: false, text: `${action} needs the proposal's id (list them first)` }
     if (action === 'reject' && !note) return { ok: false, text: 'reject needs a note saying why (mull keeps it as a lesson)' }
-    const path = `/v1/proposals/${encodeURIComponent(id)}/${action}`
+    // The workspace lets mull refuse another workspace's proposal.
+    const path = `/v1/proposals/${encodeURIComponent(id)}/${action}${workspace ? `?workspace=${encodeURIComponent(workspace)}` : ''}`
     const r = await this.call('POST', path, { body: note ? { note } : {} })
     if (r.res?.status === 200) {
       const p = r.res.body?.proposal ?? r.res.body ?? {}
@@ -231,11 +232,10 @@ export function steerToolSpecs ({ steer, where }) {
     },
     output: ANSWER,
     async execute (args, exec) {
-      const { workspace } = where(exec?.agent)
       const action = args?.action ?? (args?.scope ? 'set' : 'get')
-      if (action === 'set') return guarded(() => steer.setScope(workspace, args?.scope))
+      if (action === 'set') return guarded(() => steer.setScope(where(exec?.agent).workspace, args?.scope))
       if (action !== 'get') return { ok: false, text: `action must be get or set; got ${JSON.stringify(action)}` }
-      return guarded(() => steer.config(workspace))
+      return guarded(() => steer.config(where(exec?.agent).workspace))
     }
   }
   const proposal = {
@@ -254,7 +254,7 @@ export function steerToolSpecs ({ steer, where }) {
       const action = args?.action ?? 'list'
       if (action === 'list') return guarded(() => steer.proposals(where(exec?.agent).workspace, args?.status ?? 'pending'))
       if (action !== 'accept' && action !== 'reject') return { ok: false, text: `action must be list, accept or reject; got ${JSON.stringify(action)}` }
-      return guarded(() => steer.decide(args?.id, action, args?.note))
+      return guarded(() => steer.decide(args?.id, action, args?.note, where(exec?.agent).workspace))
     }
   }
   const alias = (spec, seedName) => ({ ...spec, name: seedName, description: `${spec.description} (The seed's name for ${spec.name}.)` })
