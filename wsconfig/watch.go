@@ -70,6 +70,7 @@ func (s *Service) Check() (changed bool, err error) {
 		return false, s.refuse(err)
 	}
 	s.setFile(raw)
+	s.refused = ""
 	if !first {
 		s.log.Info("config file reloaded: per-workspace settings applied", "file", s.src.File, "workspaces", len(raw.Workspaces))
 	}
@@ -82,6 +83,10 @@ func (s *Service) refuse(err error) error {
 	if s.file.Load() == nil {
 		return err
 	}
+	if err.Error() == s.refused {
+		return err
+	}
+	s.refused = err.Error()
 	var e *config.Error
 	if errors.As(err, &e) {
 		s.log.Warn("config file not reloaded; keeping the last good one", "file", s.src.File, "key", e.Key, "problem", e.Problem)

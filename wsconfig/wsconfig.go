@@ -51,6 +51,9 @@ type Service struct {
 	// watch is the file's last seen state (watch.go).
 	watchMu sync.Mutex
 	seen    stamp
+	// refused is the last problem logged, so a file that stays missing
+	// or bad is reported once, not on every tick.
+	refused string
 }
 
 // fileState is the last good config file: its raw tables and the layers

@@ -136,6 +136,21 @@ func TestWatcherReloadsAndKeepsLastGood(t *testing.T) {
 		if c := tick(t, ticks, done); !c.changed || c.err != nil || svc.Effective("/p").Scope() != "workspace" {
 			t.Fatalf("fixed file: %+v, scope %s", c, svc.Effective("/p").Scope())
 		}
+
+		// A file that goes missing is reported once, not on every tick,
+		// and the last good one stays.
+		if err := os.Remove(file); err != nil {
+			t.Fatal(err)
+		}
+		before := strings.Count(logs.String(), "level=WARN")
+		for range 3 {
+			if c := tick(t, ticks, done); c.changed || c.err == nil {
+				t.Fatalf("missing file: %+v", c)
+			}
+		}
+		if n := strings.Count(logs.String(), "level=WARN") - before; n != 1 || svc.Effective("/p").Scope() != "workspace" {
+			t.Fatalf("missing file: %d warnings, scope %s; want one warning and the last good file", n, svc.Effective("/p").Scope())
+		}
 	})
 }
 
