@@ -156,6 +156,14 @@ func TestWorkspaceConfigRoutes(t *testing.T) {
 		if fb.Field != "scope" {
 			t.Fatalf("bad scope: %+v", fb)
 		}
+		// A workspace is a DSH cwd as written: not relative, no trailing
+		// slash, no "..": such a setting would never apply.
+		for _, ws := range []string{"w", "%2Fw%2F", "%2Fa%2F..%2Fw"} {
+			expect(t, serve(srv, "PUT", "/v1/workspaces/"+ws+"/config", `{"scope":"both"}`, auth), http.StatusBadRequest, &fb)
+			if fb.Field != "workspace" || !strings.Contains(fb.Error, "absolute, clean path") {
+				t.Fatalf("workspace %s: %+v", ws, fb)
+			}
+		}
 
 		// The admin's PUT: partial, all or nothing, null clears.
 		expect(t, serve(srv, "PUT", "/v1/admin/workspaces/%2Fw/config", `{"scope":"both","budget":5000,"retro":false,"ledger.mode":"block","digest.quotas.facts":300}`), http.StatusOK, &c)

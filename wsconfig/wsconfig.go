@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -186,6 +187,11 @@ func CheckWorkspace(ws string) error {
 		return &config.Error{Key: "workspace", Problem: fmt.Sprintf("too long (%d bytes > 4096)", len(ws))}
 	case strings.ContainsFunc(ws, unicode.IsControl):
 		return &config.Error{Key: "workspace", Problem: "holds a control character"}
+	case !filepath.IsAbs(ws) || filepath.Clean(ws) != ws:
+		// A workspace is DSH's cwd, matched as written: a relative path,
+		// a trailing slash or a ".." would name a workspace no session has,
+		// and the setting would silently never apply.
+		return &config.Error{Key: "workspace", Problem: fmt.Sprintf("%q is not an absolute, clean path (a DSH cwd, such as %q)", ws, cleanAbs(ws))}
 	}
 	return nil
 }
@@ -205,4 +211,12 @@ func shellQuote(s string) string {
 		return s
 	}
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// cleanAbs is ws as an absolute, clean path, for an error's example.
+func cleanAbs(ws string) string {
+	if !filepath.IsAbs(ws) {
+		return filepath.Join("/home/you", ws)
+	}
+	return filepath.Clean(ws)
 }
