@@ -127,7 +127,7 @@ func (s *Service) readable(to string) error {
 	case to == "" && !s.scope.ReadsGlobal():
 		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: no workspace reads the global library, so no agent would see the memory there", s.scope)}
 	case to != "" && !s.scopeOf(to).ReadsWorkspace():
-		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope of %s is %q: it reads only the global library, so no agent would see the memory there", libraryName(to), s.scopeOf(to))}
+		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope of %s is %q: its agents read only the global library, so no agent would see the memory there", libraryName(to), s.scopeOf(to))}
 	}
 	return nil
 }
