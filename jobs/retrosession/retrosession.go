@@ -94,7 +94,7 @@ type Worker struct {
 	Scope memory.Scope
 	// Workspaces, when set, give each workspace's own settings at the
 	// job's start (wsconfig): its scope wins over Scope, and a workspace
-	// whose retro switch is off gets no retro (the job is cancelled).
+	// whose retro switch is off gets no retro (the job completes, logging why).
 	Workspaces Workspaces
 	// TempDirs are the temporary directories whose workspaces never
 	// promote (/tmp always is one). Defaults to os.TempDir().
