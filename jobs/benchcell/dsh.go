@@ -50,6 +50,11 @@ type DSHExecutor struct {
 	// Now is the clock the capability's expiry counts from; defaults to
 	// time.Now.
 	Now func() time.Time
+	// Refuse, when set, fails every cell before DSH starts: this process
+	// lacks the tokens a DSH cell needs (ExecutorFor). A run is refused at
+	// its start without them, but a worker process with another config
+	// may pick its cells up.
+	Refuse error
 }
 
 // Minter mints a cell's capability.
@@ -63,6 +68,9 @@ const CapabilityMargin = time.Minute
 
 // Execute runs DSH on the case's statement and maps its session log.
 func (e *DSHExecutor) Execute(ctx context.Context, in Input) (Outcome, error) {
+	if e.Refuse != nil {
+		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: e.Refuse}
+	}
 	root, err := os.MkdirTemp(e.TempDir, "mull-bench-cell-")
 	if err != nil {
 		return Outcome{}, &Failure{Reason: bench.DSHFailed, Err: err}

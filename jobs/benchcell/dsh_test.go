@@ -385,3 +385,38 @@ func testDeadline(t *testing.T) time.Duration {
 	}
 	return time.Minute
 }
+
+// A process without both tokens runs no DSH cell, whatever process started
+// the run: the cell fails before DSH starts, naming what is missing.
+func TestDSHExecutorRefusesWithoutTokens(t *testing.T) {
+	f := newFakeDSH(t)
+	for _, tc := range []struct {
+		admin, api string
+		want       string
+	}{
+		{"", "", "MULL_ADMIN_TOKEN (admin_token) or MULL_API_TOKEN (api_token)"},
+		{"a", "", "no MULL_API_TOKEN (api_token),"},
+		{"", "b", "no MULL_ADMIN_TOKEN (admin_token),"},
+	} {
+		cfg := config.Default()
+		cfg.Bench.Executor, cfg.Bench.DSHCommand = config.BenchExecutorDSH, filepath.Join(f.dir, "dsh")
+		cfg.AdminToken, cfg.APIToken = tc.admin, tc.api
+		x, ok := benchcell.ExecutorFor(cfg, nil, &minter{}).(*benchcell.DSHExecutor)
+		if !ok {
+			t.Fatal("bench.executor = dsh did not give a DSH executor")
+		}
+		x.TempDir = t.TempDir()
+		_, err := x.Execute(context.Background(), dshInput())
+		if !isFailure(err, bench.DSHFailed) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("admin %q, api %q: %v; want dsh-failed naming %q", tc.admin, tc.api, err, tc.want)
+		}
+		if entries, _ := os.ReadDir(x.TempDir); len(entries) != 0 {
+			t.Errorf("admin %q, api %q: a refused cell made %d directories", tc.admin, tc.api, len(entries))
+		}
+	}
+	cfg := config.Default()
+	cfg.Bench.Executor, cfg.AdminToken, cfg.APIToken = config.BenchExecutorDSH, "a", "b"
+	if x := benchcell.ExecutorFor(cfg, nil, &minter{}).(*benchcell.DSHExecutor); x.Refuse != nil {
+		t.Errorf("with both tokens: %v", x.Refuse)
+	}
+}

@@ -3,6 +3,8 @@ package benchcell
 import (
 	"cmp"
 	"context"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/mullhq/mull/benches"
@@ -88,5 +90,25 @@ func ExecutorFor(cfg config.Config, c *llm.Client, caps Minter) Executor {
 	}
 	return &DSHExecutor{Command: cfg.Bench.DSHCommand, Timeout: cfg.Bench.DSHTimeout.D(),
 		Model: cmp.Or(cfg.Bench.DSHModel, cfg.LLM.ForKind(Args{}.Kind()).Model), SelfURL: "http://" + dshplugin.LoopbackListen(cfg.Listen),
-		Capabilities: caps}
+		Capabilities: caps, Refuse: missingTokens(cfg)}
+}
+
+// missingTokens is why this process must not run a DSH cell, or nil: the
+// run-start check (benches' dsh-needs-tokens) holds only in the process
+// that started the run, and a worker with another config works its cells
+// too. A DSH cell is an agent with a shell on this host; without both
+// tokens any loopback caller is mull's admin or may write memories.
+func missingTokens(cfg config.Config) error {
+	var missing []string
+	if cfg.AdminToken == "" {
+		missing = append(missing, "MULL_ADMIN_TOKEN (admin_token)")
+	}
+	if cfg.APIToken == "" {
+		missing = append(missing, "MULL_API_TOKEN (api_token)")
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return fmt.Errorf("this mull process has no %s, so it runs no DSH cell (bench.executor = dsh): "+
+		"a cell's agent would reach an unguarded mull on loopback; set the tokens for every mull process", strings.Join(missing, " or "))
 }
