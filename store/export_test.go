@@ -1,10 +1,10 @@
 package store
 
 // SearchStatements are the statements MatchMemories runs for terms, for
-// the tests that read their plans: the one by the full-text index and the
-// one by substring.
+// the tests that read their plans: the first step of the search by the
+// full-text index, and the one by substring.
 func (s *Store) SearchStatements(workspaces, terms []string, limit int) (indexed, substring string, indexedArgs, substringArgs []any) {
-	indexed, indexedArgs = s.indexedSearch(workspaces, terms, limit)
+	indexed, indexedArgs = s.indexedSearch(workspaces, terms)
 	substring, substringArgs = s.substringSearch(workspaces, terms, limit)
 	return indexed, substring, indexedArgs, substringArgs
 }

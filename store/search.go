@@ -1,8 +1,10 @@
 package store
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"database/sql"
 	"fmt"
 	"maps"
 	"slices"
@@ -23,10 +25,11 @@ const MaxSearchTerms = 32
 const MinIndexedTerm = 3
 
 // MemoryMatch is a memory a search found, with its raw text relevance:
-// bm25 (negated) on SQLite, pg_trgm's similarity to the query on Postgres;
-// at least 0, higher is more relevant, 0 when only terms shorter than
-// MinIndexedTerm matched. The scale is the database's: the caller
-// normalizes it (memory.NormalizeRelevance) before it ranks.
+// BM25 over the search's terms of at least MinIndexedTerm characters
+// (textRelevance), the same on both databases; at least 0, higher is more
+// relevant, 0 when only terms shorter than MinIndexedTerm matched. The
+// scale depends on the search: the caller normalizes it
+// (memory.NormalizeRelevance) before it ranks.
 type MemoryMatch struct {
 	Memory
 	Relevance float64
@@ -61,8 +64,7 @@ func (s *Store) MatchMemories(ctx context.Context, q querier, workspaces, terms 
 	}
 	found := map[int64]MemoryMatch{}
 	if len(long) > 0 {
-		query, args := s.indexedSearch(workspaces, long, limit)
-		if err := s.collectMatches(ctx, q, found, query, args...); err != nil {
+		if err := s.matchIndexed(ctx, q, found, workspaces, long, limit); err != nil {
 			return nil, err
 		}
 	}
@@ -87,17 +89,117 @@ func (s *Store) SearchMemories(ctx context.Context, q querier, workspaces, terms
 	return out, err
 }
 
-// indexedSearch is the statement that finds terms of at least
-// MinIndexedTerm characters by the full-text index, each term a substring
-// anywhere in the text, any term enough.
+// matchIndexed adds to found the limit most relevant live memories of the
+// libraries that contain a term (each of at least MinIndexedTerm
+// characters), in two steps. The first reads, of every memory the index
+// finds, only its id and normalized text, and counts the text's
+// characters and terms; the relevances are computed from those counts
+// (textRelevance). The second reads the whole rows of the best limit
+// only.
 //
-// On SQLite it runs in two steps: the inner select ranks the index's hits
-// in the libraries by bm25 and keeps the best limit, reading of each hit
-// only the id, the relevance and the columns the filter needs; the outer
-// one reads the whole row of those only. Reading and sorting every hit's
-// whole row was most of a search's cost when a common word hits hundreds
-// of memories.
-func (s *Store) indexedSearch(workspaces, terms []string, limit int) (string, []any) {
+// The databases' own relevances cost more than the search: pg_trgm's
+// similarity() rebuilt each hit's trigrams (10 µs a hit, 85% of a
+// three-word search that hit 749 memories of 10,000), and SQLite's bm25()
+// doubled the cost of the FTS5 query.
+func (s *Store) matchIndexed(ctx context.Context, q querier, found map[int64]MemoryMatch, workspaces, terms []string, limit int) error {
+	query, args := s.indexedSearch(workspaces, terms)
+	hits, err := scanIndexedHits(ctx, q, query, terms, args...)
+	if err != nil {
+		return err
+	}
+	if len(hits) == 0 {
+		return nil
+	}
+	rel := textRelevance(hits, len(terms))
+	order := make([]int, len(hits))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(rel[b], rel[a]), cmp.Compare(hits[b].id, hits[a].id))
+	})
+	order = order[:min(limit, len(order))]
+	relOf := make(map[int64]float64, len(order))
+	for _, i := range order {
+		relOf[hits[i].id] = rel[i]
+	}
+	where, args := memoryWhere(workspaces, true)
+	ids := make([]string, 0, len(order))
+	for _, i := range order {
+		ids = append(ids, arg(&args, hits[i].id))
+	}
+	// The live condition again: on Postgres this statement may see a
+	// memory invalidated since the first one.
+	rows, err := s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+
+		` and id in (`+strings.Join(ids, ", ")+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("search memories: %w", err)
+	}
+	for _, m := range rows {
+		addMatch(found, MemoryMatch{Memory: m, Relevance: relOf[m.ID]})
+	}
+	return nil
+}
+
+// indexedHit is what the first step of matchIndexed learns of a memory
+// the index found.
+type indexedHit struct {
+	id int64
+	// chars is the length of its normalized text, in characters.
+	chars int
+	// tf[i] is how many times its normalized text says term i.
+	tf []int
+}
+
+// scanIndexedHits runs the first step of matchIndexed, rows of an id and a
+// normalized text, and counts each text's characters and terms as it goes:
+// the texts are read in place, none is kept. The hits' counts share one
+// array.
+func scanIndexedHits(ctx context.Context, q querier, query string, terms []string, args ...any) ([]indexedHit, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	defer rows.Close()
+	pattern := make([][]byte, len(terms))
+	for i, t := range terms {
+		pattern[i] = []byte(t)
+	}
+	var hits []indexedHit
+	var counts []int
+	var text sql.RawBytes
+	for rows.Next() {
+		var h indexedHit
+		if err := rows.Scan(&h.id, &text); err != nil {
+			return nil, fmt.Errorf("search memories: %w", err)
+		}
+		h.chars = utf8.RuneCount(text)
+		for _, p := range pattern {
+			counts = append(counts, bytes.Count(text, p))
+		}
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search memories: %w", err)
+	}
+	n := len(terms)
+	for i := range hits {
+		hits[i].tf = counts[i*n : (i+1)*n : (i+1)*n]
+	}
+	return hits, nil
+}
+
+// indexedSearch is the first step of matchIndexed: the live memories of
+// the libraries that contain a term (each of at least MinIndexedTerm
+// characters), found by the full-text index, each term a substring
+// anywhere in the text, any term enough. Of each it reads the id and the
+// normalized text.
+//
+// On SQLite the index gives the ids, and the libraries' live memories are
+// read by their own index (migration 032), which holds the text: no row
+// of the table is read. On Postgres the trigram index finds each term, and
+// the rows are read for the workspace, the live condition and the text.
+func (s *Store) indexedSearch(workspaces, terms []string) (string, []any) {
 	where, args := memoryWhere(workspaces, true)
 	if s.Dialect == SQLite {
 		// Each term a quoted FTS5 string: a phrase of its trigrams, so a
@@ -106,22 +208,13 @@ func (s *Store) indexedSearch(workspaces, terms []string, limit int) (string, []
 		for i, t := range terms {
 			phrases[i] = `"` + strings.ReplaceAll(t, `"`, `""`) + `"`
 		}
-		match := arg(&args, strings.Join(phrases, " OR "))
-		return `select ` + prefixedMemoryColumns + `, f.rel from (
-				select m.id, -bm25(memories_fts) as rel from memories_fts
-				join memories m on m.id = memories_fts.rowid
-				where memories_fts match ` + match + ` and ` + where + `
-				order by rel desc, m.id desc limit ` + arg(&args, limit) + `
-			) f join memories m on m.id = f.id
-			order by f.rel desc, m.id desc`, args
+		return `select id, text_norm from memories where ` + where + ` and id in (select rowid from memories_fts where memories_fts match ` + arg(&args, strings.Join(phrases, " OR ")) + `)`, args
 	}
-	rel := "similarity(text_norm, " + arg(&args, strings.Join(terms, " ")) + ")"
 	likes := make([]string, len(terms))
 	for i, t := range terms {
 		likes[i] = "text_norm like " + arg(&args, "%"+likeEscaper.Replace(t)+"%") + ` escape '\'`
 	}
-	return `select ` + memoryColumns + `, ` + rel + ` from memories where ` + where +
-		` and (` + strings.Join(likes, " or ") + `) order by ` + rel + ` desc, id desc limit ` + arg(&args, limit), args
+	return `select id, text_norm from memories where ` + where + ` and (` + strings.Join(likes, " or ") + `)`, args
 }
 
 // substringSearch is the statement that finds terms too short for the
@@ -168,11 +261,16 @@ func (s *Store) collectMatches(ctx context.Context, q querier, found map[int64]M
 			return fmt.Errorf("search memories: %w", err)
 		}
 		f.Memory = m
-		if had, ok := found[m.ID]; !ok || f.Relevance > had.Relevance {
-			found[m.ID] = f
-		}
+		addMatch(found, f)
 	}
 	return rows.Err()
+}
+
+// addMatch adds f to found, or keeps the memory's higher relevance.
+func addMatch(found map[int64]MemoryMatch, f MemoryMatch) {
+	if had, ok := found[f.ID]; !ok || f.Relevance > had.Relevance {
+		found[f.ID] = f
+	}
 }
 
 // scanFunc is a scanner made of a function, to scan a row's memory
@@ -180,13 +278,3 @@ func (s *Store) collectMatches(ctx context.Context, q querier, found map[int64]M
 type scanFunc func(dest ...any) error
 
 func (f scanFunc) Scan(dest ...any) error { return f(dest...) }
-
-// prefixedMemoryColumns are memoryColumns read from memories as m, in a
-// join where a name alone is ambiguous.
-var prefixedMemoryColumns = func() string {
-	cols := strings.Split(memoryColumns, ",")
-	for i, c := range cols {
-		cols[i] = "m." + strings.TrimSpace(c)
-	}
-	return strings.Join(cols, ", ")
-}()

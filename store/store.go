@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -38,6 +39,7 @@ type Store struct {
 	Where string
 
 	pool   *pgxpool.Pool
+	ckpt   *checkpointer // SQLite only
 	driver riverdriver.Driver[*sql.Tx]
 	now    func() time.Time
 }
@@ -61,9 +63,14 @@ func openSQLite(path string) (*Store, error) {
 			return nil, fmt.Errorf("store: create data directory: %w", err)
 		}
 	}
+	// cache_size: 64 MiB of pages rather than SQLite's 2 MiB. A search of
+	// a 10,000-memory library reads more than 2 MiB of the FTS index and
+	// of the live-memories index, and with the default it read them back
+	// from the file (530 read calls a search) on every search.
 	dsn := "file:" + path + "?_pragma=journal_mode(WAL)&_pragma=busy_timeout(10000)" +
-		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_time_format=sqlite&_txlock=immediate"
-	connector, err := newStmtCacheConnector(dsn)
+		"&_pragma=foreign_keys(1)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-65536)" +
+		"&_time_format=sqlite&_txlock=immediate"
+	connector, err := newStmtCacheConnector(dsn + "&_pragma=wal_autocheckpoint(" + strconv.Itoa(walAutoCheckpoint) + ")")
 	if err != nil {
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
@@ -77,8 +84,13 @@ func openSQLite(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	ckpt, err := startCheckpointer(dsn)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: checkpointer: %w", path, err)
+	}
 	abs, _ := filepath.Abs(path)
-	return &Store{DB: db, Dialect: SQLite, Where: "sqlite " + abs, driver: riversqlite.New(db), now: time.Now}, nil
+	return &Store{DB: db, Dialect: SQLite, Where: "sqlite " + abs, driver: riversqlite.New(db), now: time.Now, ckpt: ckpt}, nil
 }
 
 func openPostgres(ctx context.Context, url string) (*Store, error) {
@@ -118,7 +130,12 @@ func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond
 
 // Close releases the database.
 func (s *Store) Close() error {
-	err := s.DB.Close()
+	var ckptErr error
+	if s.ckpt != nil {
+		// First: the last connection to close checkpoints the whole log.
+		ckptErr = s.ckpt.close()
+	}
+	err := errors.Join(s.DB.Close(), ckptErr)
 	if s.pool != nil {
 		s.pool.Close()
 	}

@@ -13,9 +13,9 @@ import (
 const RelevanceWeight = 2
 
 // NormalizeRelevance scales the raw text relevances of one search's hits
-// (the database's: bm25 on SQLite, trigram similarity on Postgres; higher
-// is more relevant) to [0, 1], the best 1: the scales differ by database
-// and by corpus, and only the order within a search carries meaning. A
+// (the store's BM25, the same on both databases; higher is more relevant)
+// to [0, 1], the best 1: the scale differs by query and by corpus, and
+// only the order within a search carries meaning. A
 // negative raw relevance counts as 0, and all are 0 when none is positive.
 func NormalizeRelevance(raw []float64) []float64 {
 	out := make([]float64, len(raw))
