@@ -507,11 +507,16 @@ func TestHarnessProposalRouting(t *testing.T) {
 			ID         string             `json:"id"`
 			Kind       string             `json:"kind"`
 			Status     string             `json:"status"`
+			DecidedBy  string             `json:"decided_by"`
 			Refinement harness.Refinement `json:"refinement"`
 		}
 		expect(t, serve(memSrv, "POST", "/v1/admin/proposals/"+held.Pending+"/accept", ""), http.StatusOK, &decided)
-		if decided.Status != store.ProposalAccepted || decided.Kind != store.ProposalHarness || edits(decided.Refinement)[0] != "applied" {
+		if decided.Status != store.ProposalAccepted || decided.Kind != store.ProposalHarness || edits(decided.Refinement)[0] != "applied" ||
+			decided.DecidedBy != store.DecidedByAPI {
 			t.Fatalf("accept: %+v", decided)
+		}
+		if p, _ := s.GetProposal(t.Context(), s.DB, held.Pending); p.DecidedBy != store.DecidedByAPI {
+			t.Fatalf("harness proposal decided by %q", p.DecidedBy)
 		}
 		expect(t, serve(memSrv, "GET", "/v1/admin/harness/entries", ""), http.StatusOK, &list)
 		if len(list.Entries) != 1 || list.Entries[0].ID != "a" {

@@ -17,8 +17,8 @@ import (
 func (s *Server) routesProposals() {
 	s.mux.Handle("GET /v1/admin/proposals", s.admin(s.withMemories(s.listProposals)))
 	s.mux.Handle("GET /v1/admin/proposals/{id}", s.admin(s.withMemories(s.showProposal)))
-	s.mux.Handle("POST /v1/admin/proposals/{id}/accept", s.admin(s.withMemories(s.decideProposal(store.ProposalAccepted))))
-	s.mux.Handle("POST /v1/admin/proposals/{id}/reject", s.admin(s.withMemories(s.decideProposal(store.ProposalRejected))))
+	s.mux.Handle("POST /v1/admin/proposals/{id}/accept", s.admin(s.withMemories(s.decideProposal(store.ProposalAccepted, store.DecidedByAPI))))
+	s.mux.Handle("POST /v1/admin/proposals/{id}/reject", s.admin(s.withMemories(s.decideProposal(store.ProposalRejected, store.DecidedByAPI))))
 }
 
 func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) {
@@ -52,9 +52,10 @@ type decideRequest struct {
 	Note string `json:"note"`
 }
 
-// decideProposal accepts or rejects a pending proposal. The body may be
-// empty on accept.
-func (s *Server) decideProposal(status string) http.HandlerFunc {
+// decideProposal accepts or rejects a pending proposal, recorded as
+// decided by by (store.DecidedByAPI on the admin route, …Agent on the
+// agent's). The body may be empty on accept.
+func (s *Server) decideProposal(status, by string) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		var in decideRequest
 		if r.ContentLength != 0 && !decodeBody(w, r, &in) {
@@ -62,10 +63,10 @@ func (s *Server) decideProposal(status string) http.HandlerFunc {
 		}
 		id := r.PathValue("id")
 		if p, err := s.deps.Store.GetProposal(r.Context(), s.deps.Store.DB, id); err == nil && p.Kind == store.ProposalHarness {
-			s.decideHarnessProposal(w, r, id, status, in.Note)
+			s.decideHarnessProposal(w, r, id, status, in.Note, by)
 			return
 		}
-		d, err := s.deps.Memories.DecideProposal(r.Context(), id, status, in.Note)
+		d, err := s.deps.Memories.DecideProposal(r.Context(), id, status, in.Note, by)
 		var fe *memory.FieldError
 		switch {
 		case errors.As(err, &fe):
@@ -86,7 +87,7 @@ func (s *Server) decideProposal(status string) http.HandlerFunc {
 // refinement harness.require_global_approval held. Accept applies it, rule
 // 6 against the state it was planned on, in the transaction that marks it
 // accepted; reject only marks it (no note needed: no lesson is written).
-func (s *Server) decideHarnessProposal(w http.ResponseWriter, r *http.Request, id, status, note string) {
+func (s *Server) decideHarnessProposal(w http.ResponseWriter, r *http.Request, id, status, note, by string) {
 	if s.deps.Harness == nil {
 		writeError(w, http.StatusServiceUnavailable, "harness refinement is not configured on this server")
 		return
@@ -95,12 +96,12 @@ func (s *Server) decideHarnessProposal(w http.ResponseWriter, r *http.Request, i
 		writeField(w, "note", fmt.Sprintf("%d characters, at most %d", n, memories.MaxNoteRunes))
 		return
 	}
-	out, err := s.deps.Harness.Decide(r.Context(), id, status == store.ProposalAccepted, strings.TrimSpace(note))
+	out, err := s.deps.Harness.Decide(r.Context(), id, status == store.ProposalAccepted, strings.TrimSpace(note), by)
 	if err != nil {
 		writeHarnessError(w, err)
 		return
 	}
-	body := map[string]any{"id": id, "kind": store.ProposalHarness, "status": status}
+	body := map[string]any{"id": id, "kind": store.ProposalHarness, "status": status, "decided_by": by}
 	if status == store.ProposalAccepted {
 		body["refinement"] = out.Refinement
 	}

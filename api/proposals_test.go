@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,11 +70,16 @@ func TestProposalRoutes(t *testing.T) {
 		var d decisionBody
 		expect(t, serve(srv, "POST", "/v1/admin/proposals/retro-1/reject", `{"note":"the CI cache is already warm"}`), http.StatusOK, &d)
 		if d.Proposal.Status != store.ProposalRejected || d.Proposal.DecidedAt.IsZero() || d.Proposal.Note != "the CI cache is already warm" ||
+			d.Proposal.DecidedBy != store.DecidedByAPI ||
 			d.Lesson == nil || d.Lesson.Memory.Kind != memory.Lesson || d.Lesson.Memory.Origin != memory.OriginCommand ||
 			d.Lesson.Memory.Text != "proposal rejected: cache go modules in CI -> the CI cache is already warm" {
 			t.Fatalf("reject: %+v", d)
 		}
 		expectError(t, serve(srv, "POST", "/v1/admin/proposals/retro-1/accept", ""), http.StatusConflict, "already rejected")
+		// Who decided is in the proposal's JSON, as decided_by.
+		if rec := serve(srv, "GET", "/v1/admin/proposals/retro-1", ""); !strings.Contains(rec.Body.String(), `"decided_by": "admin (api)"`) {
+			t.Fatalf("show decided: %s", rec.Body)
+		}
 
 		d = decisionBody{}
 		expect(t, serve(srv, "POST", "/v1/admin/proposals/retro-2/accept", ""), http.StatusOK, &d)

@@ -82,9 +82,10 @@ const agentHarnessRefused = "a harness proposal is a global harness change held 
 	"decide it with `mull proposals accept|reject ID` or the panel's /proposals; proposals.agent_may_decide covers the retros' proposals only"
 
 // agentDecide is the agent's accept or reject: the admin route's effect,
-// allowed only when proposals.agent_may_decide is true.
+// allowed only when proposals.agent_may_decide is true, and recorded as
+// decided by store.DecidedByAgent.
 func (s *Server) agentDecide(status string) http.HandlerFunc {
-	decide := s.decideProposal(status)
+	decide := s.decideProposal(status, store.DecidedByAgent)
 	return func(w http.ResponseWriter, r *http.Request) {
 		// The body is checked first, as every route's: a bad one is a 400
 		// naming its field whatever the rule says.

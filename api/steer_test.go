@@ -358,7 +358,7 @@ func TestAgentProposalRoutes(t *testing.T) {
 		}
 		var d decisionBody
 		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept", `{"note":"looks right"}`), http.StatusOK, &d)
-		if d.Proposal.Status != store.ProposalAccepted || d.Proposal.Note != "looks right" {
+		if d.Proposal.Status != store.ProposalAccepted || d.Proposal.Note != "looks right" || d.Proposal.DecidedBy != store.DecidedByAgent {
 			t.Fatalf("accept: %+v", d)
 		}
 		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-2/reject", `{"note":"we lint in the editor"}`), http.StatusOK, &d)

@@ -82,7 +82,7 @@ func (s *Service) hold(ctx context.Context, tx *sql.Tx, r ApplyRequest, baseline
 
 // decide is Decide in one transaction: the proposal is marked decided
 // and, on accept, the refinement applied (rule 6 against its baseline).
-func (s *Service) decide(ctx context.Context, tx *sql.Tx, id string, accept bool, note string) (Applied, error) {
+func (s *Service) decide(ctx context.Context, tx *sql.Tx, id string, accept bool, note, by string) (Applied, error) {
 	p, err := s.store.GetProposal(ctx, tx, id)
 	if err != nil {
 		return Applied{}, err
@@ -94,7 +94,7 @@ func (s *Service) decide(ctx context.Context, tx *sql.Tx, id string, accept bool
 	if accept {
 		status = store.ProposalAccepted
 	}
-	if _, err := s.store.DecideProposal(ctx, tx, id, status, gated(note), s.store.Now()); err != nil {
+	if _, err := s.store.DecideProposal(ctx, tx, id, status, gated(note), by, s.store.Now()); err != nil {
 		if errors.Is(err, store.ErrNotPending) {
 			return Applied{}, &ConflictError{Msg: err.Error()}
 		}

@@ -336,9 +336,10 @@ func (s *Service) Skills(ctx context.Context, session, workspace string) (Skills
 // Decide accepts or rejects a pending harness proposal (a global
 // refinement held by require_global_approval): accept applies it (rule 6
 // against the baseline it was planned on), in the transaction that marks
-// the proposal decided.
-func (s *Service) Decide(ctx context.Context, proposalID string, accept bool, note string) (Applied, error) {
-	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.decide(ctx, tx, proposalID, accept, note) })
+// the proposal decided. by is who decides (store.DecidedByPanel, …API or
+// …CLI), kept with the decision.
+func (s *Service) Decide(ctx context.Context, proposalID string, accept bool, note, by string) (Applied, error) {
+	return s.inTx(ctx, func(tx *sql.Tx) (Applied, error) { return s.decide(ctx, tx, proposalID, accept, note, by) })
 }
 
 // inTx runs fn in one transaction and returns what it applied.

@@ -481,7 +481,7 @@ func TestGlobalApproval(t *testing.T) {
 		if _, err := svc.Apply(ctx, plan("g1", create(harness.KindMemory, "q", "x"))); !errors.Is(err, harnesses.ErrConflict) {
 			t.Errorf("held id reused: %v", err)
 		}
-		a, err = svc.Decide(ctx, "harness-g1", true, "ok")
+		a, err = svc.Decide(ctx, "harness-g1", true, "ok", store.DecidedByCLI)
 		if err != nil || !edit(t, a.Refinement, 0).Applied {
 			t.Fatalf("accept: %+v %v", a, err)
 		}
@@ -495,14 +495,14 @@ func TestGlobalApproval(t *testing.T) {
 				t.Fatalf("%s held: %+v %v", id, a, err)
 			}
 		}
-		if a, err := svc.Decide(ctx, "harness-g2b", true, ""); err != nil || !edit(t, a.Refinement, 0).Applied {
+		if a, err := svc.Decide(ctx, "harness-g2b", true, "", store.DecidedByCLI); err != nil || !edit(t, a.Refinement, 0).Applied {
 			t.Fatalf("accept g2b: %+v %v", a, err)
 		}
-		a, err = svc.Decide(ctx, "harness-g2", true, "")
+		a, err = svc.Decide(ctx, "harness-g2", true, "", store.DecidedByCLI)
 		if err != nil || edit(t, a.Refinement, 0).Error != harness.MsgChanged {
 			t.Errorf("accept of a stale one: %+v %v, want %q", a, err, harness.MsgChanged)
 		}
-		if _, err := svc.Decide(ctx, "harness-g2", false, "no"); !errors.Is(err, harnesses.ErrConflict) {
+		if _, err := svc.Decide(ctx, "harness-g2", false, "no", store.DecidedByCLI); !errors.Is(err, harnesses.ErrConflict) {
 			t.Errorf("decided twice: %v", err)
 		}
 		l := plan("l1", create(harness.KindMemory, "m", "local"))
@@ -518,7 +518,7 @@ func TestGlobalApproval(t *testing.T) {
 		if err != nil || a.Pending == "" {
 			t.Fatal("g3 not held")
 		}
-		a, err = svc.Decide(ctx, a.Pending, false, "not now")
+		a, err = svc.Decide(ctx, a.Pending, false, "not now", store.DecidedByCLI)
 		if err != nil {
 			t.Fatal(err)
 		}

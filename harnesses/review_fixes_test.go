@@ -176,7 +176,7 @@ func TestAgentRollback(t *testing.T) {
 		if err != nil || held.Pending == "" {
 			t.Fatalf("g1 not held: %+v %v", held, err)
 		}
-		if _, err := svc.Decide(ctx, held.Pending, true, ""); err != nil {
+		if _, err := svc.Decide(ctx, held.Pending, true, "", store.DecidedByCLI); err != nil {
 			t.Fatal(err)
 		}
 		a, err := svc.Rollback(ctx, "g1", harnesses.ByAgent)
@@ -187,7 +187,7 @@ func TestAgentRollback(t *testing.T) {
 			t.Fatalf("held rollback marked g1: %+v", r)
 		}
 		mustGet(t, svc, harness.Global, harness.KindMemory, "g")
-		if a, err = svc.Decide(ctx, a.Pending, true, "fine"); err != nil || !edit(t, a.Refinement, 0).Applied || a.Refinement.RollbackOf != "g1" {
+		if a, err = svc.Decide(ctx, a.Pending, true, "fine", store.DecidedByCLI); err != nil || !edit(t, a.Refinement, 0).Applied || a.Refinement.RollbackOf != "g1" {
 			t.Fatalf("accept the rollback: %+v %v", a, err)
 		}
 		if _, err := get(t, svc, harness.Global, harness.KindMemory, "g", time.Time{}); !errors.Is(err, harnesses.ErrNotFound) {

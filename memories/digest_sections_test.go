@@ -75,7 +75,7 @@ func TestDigestDueOnSectionChange(t *testing.T) {
 		d = digestOf(t, svc, "/w", d, true, "cache go modules in CI", "(1 ok, 0 failed)")
 
 		c.add(time.Minute)
-		if _, err := svc.DecideProposal(ctx, "retro-3", store.ProposalAccepted, ""); err != nil {
+		if _, err := svc.DecideProposal(ctx, "retro-3", store.ProposalAccepted, "", store.DecidedByCLI); err != nil {
 			t.Fatal(err)
 		}
 		d = digestOf(t, svc, "/w", d, true)

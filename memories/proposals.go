@@ -31,6 +31,9 @@ type Proposal struct {
 	CreatedAt time.Time `json:"created_at"`
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	Note      string    `json:"note,omitempty"`
+	// DecidedBy says who decided: store.DecidedByPanel, …API, …CLI or
+	// …Agent; "" while pending or when decided before mull kept it.
+	DecidedBy string `json:"decided_by"`
 	// Withheld: the render-time gate found an instruction in its summary
 	// or detail, which are not shown (Summary says so); listings leave it
 	// out.
@@ -77,14 +80,15 @@ func (s *Service) Proposal(ctx context.Context, id string) (Proposal, error) {
 }
 
 // DecideProposal accepts or rejects a pending proposal (status
-// store.ProposalAccepted or store.ProposalRejected), with the user's note.
-// A rejection needs a note saying why, and the note is written back as a
+// store.ProposalAccepted or store.ProposalRejected), with the user's note
+// and who decides (by: store.DecidedByPanel, …API, …CLI or …Agent; kept
+// with the decision). A rejection needs a note saying why, and the note is written back as a
 // lesson in the same transaction, as the seed did: the user's word (src
 // user, origin command), so the next retro does not propose it again. A
 // proposal decided already is an error wrapping store.ErrNotPending; an
 // unknown id wraps store.ErrNotFound; a bad status or a missing note is a
 // *memory.FieldError.
-func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (Decision, error) {
+func (s *Service) DecideProposal(ctx context.Context, id, status, note, by string) (Decision, error) {
 	note = strings.TrimSpace(note)
 	if err := checkStatus(status); err != nil {
 		return Decision{}, err
@@ -116,7 +120,7 @@ func (s *Service) DecideProposal(ctx context.Context, id, status, note string) (
 				return err
 			}
 		}
-		p, err := s.store.DecideProposal(ctx, tx, id, status, note, now)
+		p, err := s.store.DecideProposal(ctx, tx, id, status, note, by, now)
 		if err != nil {
 			return err
 		}
@@ -183,7 +187,7 @@ func checkStatus(status string, extra ...string) error {
 // through the render-time gate.
 func proposalView(p store.Proposal) Proposal {
 	v := Proposal{ID: p.ID, Kind: cmp.Or(p.Kind, store.ProposalRetro), Workspace: p.Workspace, Status: p.Status,
-		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt}
+		SessionID: p.SessionID, JobID: p.JobID, CreatedAt: p.CreatedAt, DecidedAt: p.DecidedAt, DecidedBy: p.DecidedBy}
 	summary, ok := served(p.Summary)
 	detail, dok := trust.Block(p.Detail)
 	if !ok || !dok {

@@ -39,13 +39,13 @@ func TestDecideProposal(t *testing.T) {
 		propose(t, s, "retro-1", "/w", "cache go modules in CI")
 
 		var fe *memory.FieldError
-		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "  "); !errors.As(err, &fe) || fe.Field != "note" {
+		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "  ", store.DecidedByCLI); !errors.As(err, &fe) || fe.Field != "note" {
 			t.Fatalf("reject without a note: %v", err)
 		}
-		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalPending, ""); !errors.As(err, &fe) || fe.Field != "status" {
+		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalPending, "", store.DecidedByCLI); !errors.As(err, &fe) || fe.Field != "status" {
 			t.Fatalf("decide to pending: %v", err)
 		}
-		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, strings.Repeat("x", memories.MaxNoteRunes+1)); !errors.As(err, &fe) || fe.Field != "note" {
+		if _, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, strings.Repeat("x", memories.MaxNoteRunes+1), store.DecidedByCLI); !errors.As(err, &fe) || fe.Field != "note" {
 			t.Fatalf("a note too long: %v", err)
 		}
 		if p, _ := svc.Proposal(ctx, "retro-1"); p.Status != store.ProposalPending {
@@ -53,9 +53,9 @@ func TestDecideProposal(t *testing.T) {
 		}
 
 		c.add(time.Hour)
-		d, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "the CI cache is already warm")
+		d, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "the CI cache is already warm", store.DecidedByCLI)
 		if err != nil || d.Proposal.Status != store.ProposalRejected || !d.Proposal.DecidedAt.Equal(t0.Add(time.Hour)) ||
-			d.Proposal.Note != "the CI cache is already warm" || d.Lesson == nil {
+			d.Proposal.Note != "the CI cache is already warm" || d.Lesson == nil || d.Proposal.DecidedBy != store.DecidedByCLI {
 			t.Fatalf("reject: %+v, %v", d, err)
 		}
 		l := d.Lesson.Memory
@@ -66,23 +66,23 @@ func TestDecideProposal(t *testing.T) {
 		if got, err := svc.Get(ctx, l.ID); err != nil || got.Text != l.Text || memory.Untrusted(got) {
 			t.Fatalf("stored lesson %+v, %v", got, err)
 		}
-		_, err = svc.DecideProposal(ctx, "retro-1", store.ProposalAccepted, "")
+		_, err = svc.DecideProposal(ctx, "retro-1", store.ProposalAccepted, "", store.DecidedByCLI)
 		if !errors.Is(err, store.ErrNotPending) || !strings.Contains(err.Error(), "already rejected") {
 			t.Fatalf("decide twice: %v", err)
 		}
-		if _, err := svc.DecideProposal(ctx, "retro-9", store.ProposalAccepted, ""); !errors.Is(err, store.ErrNotFound) {
+		if _, err := svc.DecideProposal(ctx, "retro-9", store.ProposalAccepted, "", store.DecidedByCLI); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("decide unknown: %v", err)
 		}
 
 		// The same rejection again is a duplicate lesson: one more use.
 		propose(t, s, "retro-2", "/w", "Cache Go modules in CI.")
-		d2, err := svc.DecideProposal(ctx, "retro-2", store.ProposalRejected, "the CI cache is already warm")
+		d2, err := svc.DecideProposal(ctx, "retro-2", store.ProposalRejected, "the CI cache is already warm", store.DecidedByCLI)
 		if err != nil || !d2.Lesson.Duplicate || d2.Lesson.Memory.ID != l.ID || d2.Lesson.Memory.Uses != 1 {
 			t.Fatalf("second rejection: %+v, %v", d2.Lesson, err)
 		}
 
 		propose(t, s, "retro-3", "/w", "add a lint step")
-		d3, err := svc.DecideProposal(ctx, "retro-3", store.ProposalAccepted, "")
+		d3, err := svc.DecideProposal(ctx, "retro-3", store.ProposalAccepted, "", store.DecidedByCLI)
 		if err != nil || d3.Lesson != nil || d3.Proposal.Status != store.ProposalAccepted {
 			t.Fatalf("accept: %+v, %v", d3, err)
 		}
@@ -108,7 +108,7 @@ func TestRejectUnderScopeGlobal(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		svc, _ := newService(t, s, "global")
 		propose(t, s, "retro-1", "/w", "use npm")
-		d, err := svc.DecideProposal(context.Background(), "retro-1", store.ProposalRejected, "we use pnpm")
+		d, err := svc.DecideProposal(context.Background(), "retro-1", store.ProposalRejected, "we use pnpm", store.DecidedByCLI)
 		if err != nil || d.Lesson == nil || !d.Lesson.Memory.Global() {
 			t.Fatalf("reject: %+v, %v", d, err)
 		}
@@ -141,7 +141,7 @@ func TestRejectWhileARetroHoldsTheLibrary(t *testing.T) {
 	}
 	rejected := make(chan error, 1)
 	go func() {
-		_, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "we vendor modules instead")
+		_, err := svc.DecideProposal(ctx, "retro-1", store.ProposalRejected, "we vendor modules instead", store.DecidedByCLI)
 		rejected <- err
 	}()
 	waitForLockWaiter(t, s, "the rejection", func() {

@@ -61,7 +61,7 @@ func TestDigestSectionsChangedSince(t *testing.T) {
 
 		// Deciding stamps decided_at; a use stamps nothing the mark reads.
 		write(func(tx *sql.Tx) error {
-			_, err := s.DecideProposal(ctx, tx, "retro-3", store.ProposalAccepted, "", t0.Add(time.Hour))
+			_, err := s.DecideProposal(ctx, tx, "retro-3", store.ProposalAccepted, "", store.DecidedByCLI, t0.Add(time.Hour))
 			return err
 		})
 		if !changed("/p", t0.Add(time.Minute)) || changed("/p", t0.Add(time.Hour)) {

@@ -26,6 +26,9 @@ type LessonPage struct {
 	Quarantined bool
 	Workspace   string
 	Kind        string
+	// Task keeps the lessons in force at that task's start (its
+	// task_lessons rows).
+	Task string
 	// Limit defaults to 50 and is capped at 1000.
 	Limit, Offset int
 }
@@ -52,6 +55,9 @@ func (s *Store) PanelLessons(ctx context.Context, f LessonPage) ([]Memory, error
 	}
 	if f.Kind != "" {
 		add("kind = $?", f.Kind)
+	}
+	if f.Task != "" {
+		add("id in (select lesson_id from task_lessons where task_id = $?)", f.Task)
 	}
 	args = append(args, clampLimit(f.Limit), max(f.Offset, 0))
 	out, err := s.queryMemories(ctx, s.DB, `select `+memoryColumns+` from memories where `+strings.Join(where, " and ")+

@@ -28,7 +28,7 @@ func TestPanelProposalReads(t *testing.T) {
 		}
 		decide := func(id string) {
 			if err := s.InTx(ctx, func(tx *sql.Tx) error {
-				_, err := s.DecideProposal(ctx, tx, id, store.ProposalAccepted, "", t0.Add(time.Hour))
+				_, err := s.DecideProposal(ctx, tx, id, store.ProposalAccepted, "", store.DecidedByPanel, t0.Add(time.Hour))
 				return err
 			}); err != nil {
 				t.Fatal(err)

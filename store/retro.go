@@ -222,9 +222,12 @@ type Proposal struct {
 	SessionID string
 	JobID     int64
 	CreatedAt time.Time
-	// DecidedAt and Note are set when the user accepted or rejected it.
+	// DecidedAt, Note and DecidedBy are set when it was accepted or
+	// rejected; DecidedBy is one of the DecidedBy values ("" on a proposal
+	// decided before mull kept it).
 	DecidedAt time.Time
 	Note      string
+	DecidedBy string
 	// Kind is ProposalRetro ("" reads so) or ProposalHarness: a global
 	// harness refinement held by harness.require_global_approval, its
 	// Payload the refinement to apply (JSON, the harness service's).
@@ -238,7 +241,18 @@ const (
 	ProposalHarness = "harness"
 )
 
-const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note, kind, payload`
+// Who decided a proposal (Proposal.DecidedBy): a person holding the admin
+// token, through the panel, the admin API or the CLI, or an agent through
+// the bridge's route (POST /v1/proposals/{id}/accept|reject, allowed by
+// proposals.agent_may_decide).
+const (
+	DecidedByPanel = "admin (panel)"
+	DecidedByAPI   = "admin (api)"
+	DecidedByCLI   = "admin (cli)"
+	DecidedByAgent = "agent"
+)
+
+const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note, kind, payload, decided_by`
 
 // AddPendingProposal stores a pending proposal unless the workspace already
 // has one pending (or this id exists); ok reports whether it was stored.
@@ -307,17 +321,22 @@ func (s *Store) GetProposal(ctx context.Context, q querier, id string) (Proposal
 	return p, nil
 }
 
-// DecideProposal records the user's decision on a pending proposal: status
-// (ProposalAccepted or ProposalRejected), a note and when. A proposal
+// DecideProposal records the decision on a pending proposal: status
+// (ProposalAccepted or ProposalRejected), a note, who decided (by, one of
+// DecidedByPanel, DecidedByAPI, DecidedByCLI or DecidedByAgent; required)
+// and when. A proposal
 // decided already is left alone and reported with an error wrapping
 // ErrNotPending that names its status; an unknown id wraps ErrNotFound.
 // It returns the proposal as decided.
-func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note string, at time.Time) (Proposal, error) {
+func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note, by string, at time.Time) (Proposal, error) {
 	if status != ProposalAccepted && status != ProposalRejected {
 		return Proposal{}, fmt.Errorf("decide proposal %s: status %q is not %s or %s", id, status, ProposalAccepted, ProposalRejected)
 	}
-	p, err := scanProposal(tx.QueryRowContext(ctx, `update proposals set status = $2, note = $3, decided_at = $4
-		where id = $1 and status = $5 returning `+proposalColumns, id, status, note, utcMicro(at), ProposalPending))
+	if strings.TrimSpace(by) == "" {
+		return Proposal{}, fmt.Errorf("decide proposal %s: no decider: say who decides (store.DecidedBy…)", id)
+	}
+	p, err := scanProposal(tx.QueryRowContext(ctx, `update proposals set status = $2, note = $3, decided_at = $4, decided_by = $6
+		where id = $1 and status = $5 returning `+proposalColumns, id, status, note, utcMicro(at), ProposalPending, by))
 	if !errors.Is(err, sql.ErrNoRows) {
 		if err != nil {
 			return p, fmt.Errorf("decide proposal %s: %w", id, err)
@@ -335,7 +354,7 @@ func scanProposal(row scanner) (Proposal, error) {
 	var decided sql.NullTime
 	var payload sql.NullString
 	err := row.Scan(&p.ID, &p.Workspace, &p.Summary, &p.Detail, &p.Status, &p.SessionID, &p.JobID, &p.CreatedAt, &decided, &p.Note,
-		&p.Kind, &payload)
+		&p.Kind, &payload, &p.DecidedBy)
 	if err != nil {
 		return p, err
 	}

@@ -141,7 +141,7 @@ func TestDecideProposal(t *testing.T) {
 		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 		decide := func(id, status, note string, at time.Time) (p store.Proposal, err error) {
 			err = s.InTx(ctx, func(tx *sql.Tx) error {
-				p, err = s.DecideProposal(ctx, tx, id, status, note, at)
+				p, err = s.DecideProposal(ctx, tx, id, status, note, store.DecidedByPanel, at)
 				return err
 			})
 			return p, err
@@ -160,15 +160,29 @@ func TestDecideProposal(t *testing.T) {
 		}
 		add("retro-1", "/w", t0)
 		add("retro-2", "/v", t0.Add(time.Minute))
-		if p, err := s.GetProposal(ctx, s.DB, "retro-1"); err != nil || p.Status != store.ProposalPending || !p.DecidedAt.IsZero() || p.Summary != "summary of retro-1" {
+		if p, err := s.GetProposal(ctx, s.DB, "retro-1"); err != nil || p.Status != store.ProposalPending || !p.DecidedAt.IsZero() || p.Summary != "summary of retro-1" || p.DecidedBy != "" {
 			t.Fatalf("get: %+v, %v", p, err)
 		}
 		if _, err := s.GetProposal(ctx, s.DB, "retro-9"); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("get unknown: %v", err)
 		}
 		p, err := decide("retro-1", store.ProposalRejected, "we use bazel", t0.Add(time.Hour))
-		if err != nil || p.Status != store.ProposalRejected || p.Note != "we use bazel" || !p.DecidedAt.Equal(t0.Add(time.Hour)) {
+		if err != nil || p.Status != store.ProposalRejected || p.Note != "we use bazel" || !p.DecidedAt.Equal(t0.Add(time.Hour)) ||
+			p.DecidedBy != store.DecidedByPanel {
 			t.Fatalf("reject: %+v, %v", p, err)
+		}
+		if p, _ := s.GetProposal(ctx, s.DB, "retro-1"); p.DecidedBy != store.DecidedByPanel {
+			t.Fatalf("decider not kept: %+v", p)
+		}
+		// A decision says who made it: none is refused, nothing stored.
+		if err := s.InTx(ctx, func(tx *sql.Tx) error {
+			_, err := s.DecideProposal(ctx, tx, "retro-2", store.ProposalAccepted, "", " ", t0)
+			return err
+		}); err == nil || !strings.Contains(err.Error(), "no decider") {
+			t.Fatalf("decide with no decider: %v", err)
+		}
+		if p, _ := s.GetProposal(ctx, s.DB, "retro-2"); p.Status != store.ProposalPending {
+			t.Fatalf("a refused decision changed %+v", p)
 		}
 		_, err = decide("retro-1", store.ProposalAccepted, "", t0.Add(2*time.Hour))
 		if !errors.Is(err, store.ErrNotPending) || !strings.Contains(err.Error(), "already rejected") {
@@ -350,7 +364,7 @@ func TestMigration011OnExistingData(t *testing.T) {
 					return fmt.Errorf("seed %s: %t, %v", p.id, ok, err)
 				}
 			}
-			if _, err := s.DecideProposal(ctx, tx, "retro-5", store.ProposalRejected, "no", t0); err != nil {
+			if _, err := s.DecideProposal(ctx, tx, "retro-5", store.ProposalRejected, "no", store.DecidedByCLI, t0); err != nil {
 				return err
 			}
 			_, err := tx.ExecContext(ctx, `insert into handoffs (workspace, text, session_id, job_id, recorded_at)

@@ -19,6 +19,7 @@ func (p *Panel) routesLessons() {
 	p.get("/lessons", p.lessonList)
 	p.get("/lessons/items", p.lessonItems)
 	p.get("/lessons/{id}", p.lessonPage)
+	p.get("/lessons/{id}/tasks", p.lessonTasks)
 }
 
 // The filters' choices.
@@ -66,15 +67,17 @@ type checkCount struct {
 
 type lessonsView struct {
 	Scope, State, Workspace, Kind string
-	Quarantined                   bool
-	Scopes, States, Kinds         []string
-	Counts                        []scopeCount
-	Lessons                       []lessonRow
-	Pager                         Pager
-	Stats                         memories.LessonStats
-	Relations                     []relationRow
-	ProposedTotal                 int
-	Checks                        []checkCount
+	// Task keeps the lessons in force at that task's start.
+	Task                  string
+	Quarantined           bool
+	Scopes, States, Kinds []string
+	Counts                []scopeCount
+	Lessons               []lessonRow
+	Pager                 Pager
+	Stats                 memories.LessonStats
+	Relations             []relationRow
+	ProposedTotal         int
+	Checks                []checkCount
 	// Refused are the newest refused items (all on /lessons/items).
 	Refused []itemListRow
 }
@@ -97,7 +100,7 @@ func (p *Panel) lessonList(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	q := r.URL.Query()
-	v := lessonsView{Scope: q.Get("scope"), State: q.Get("state"), Workspace: q.Get("workspace"), Kind: q.Get("kind"),
+	v := lessonsView{Scope: q.Get("scope"), State: q.Get("state"), Workspace: q.Get("workspace"), Kind: q.Get("kind"), Task: q.Get("task"),
 		Quarantined: q.Get("quarantined") == "1", Scopes: lessonScopes, States: lessonStates, Kinds: lessonKinds, Pager: pager(r, 50)}
 	for name, c := range map[string]struct {
 		v    string
@@ -109,7 +112,7 @@ func (p *Panel) lessonList(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, st := r.Context(), p.deps.Store
 	rows, err := st.PanelLessons(ctx, store.LessonPage{Scope: v.Scope, State: v.State, Quarantined: v.Quarantined,
-		Workspace: v.Workspace, Kind: v.Kind, Limit: v.Pager.Limit(), Offset: v.Pager.Offset()})
+		Workspace: v.Workspace, Kind: v.Kind, Task: v.Task, Limit: v.Pager.Limit(), Offset: v.Pager.Offset()})
 	if err != nil {
 		return err
 	}

@@ -126,7 +126,7 @@ func (p *Panel) decideProposal(status string) Handler {
 		if row.Kind == store.ProposalHarness {
 			return p.decideHarness(w, r, id, status, note)
 		}
-		d, err := p.deps.Memories.DecideProposal(ctx, id, status, note)
+		d, err := p.deps.Memories.DecideProposal(ctx, id, status, note, store.DecidedByPanel)
 		var fe *memory.FieldError
 		switch {
 		case errors.As(err, &fe):
@@ -154,7 +154,7 @@ func (p *Panel) decideHarness(w http.ResponseWriter, r *http.Request, id, status
 	if n := utf8.RuneCountInString(note); n > memories.MaxNoteRunes {
 		return Errorf(http.StatusBadRequest, "the note is %d characters, at most %d", n, memories.MaxNoteRunes)
 	}
-	_, err := p.deps.Harness.Decide(r.Context(), id, status == store.ProposalAccepted, note)
+	_, err := p.deps.Harness.Decide(r.Context(), id, status == store.ProposalAccepted, note, store.DecidedByPanel)
 	var fe *harnesses.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -202,6 +202,19 @@ func jobPath(id int64) string {
 		return ""
 	}
 	return "/riverui/jobs/" + strconv.FormatInt(id, 10)
+}
+
+// Decider names who decided, as a sentence says it: "an admin (panel)",
+// "an agent", or "someone (not recorded)" for a proposal decided before
+// mull recorded it (migration 033).
+func (r proposalRow) Decider() string {
+	switch {
+	case r.DecidedBy == "":
+		return "someone (not recorded)"
+	case strings.HasPrefix(r.DecidedBy, "admin"), strings.HasPrefix(r.DecidedBy, "agent"):
+		return "an " + r.DecidedBy
+	}
+	return r.DecidedBy
 }
 
 // JobPath is the retro job that proposed it, in River UI.

@@ -95,11 +95,11 @@ func TestPanelProposalsDecide(t *testing.T) {
 		if res.StatusCode != http.StatusSeeOther || res.Header.Get("Location") != "/proposals?workspace=/w" {
 			t.Fatalf("accept: %d to %q", res.StatusCode, res.Header.Get("Location"))
 		}
-		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalAccepted || p.DecidedAt.IsZero() {
+		if p := proposalStatus(t, s, "retro-1"); p.Status != store.ProposalAccepted || p.DecidedAt.IsZero() || p.DecidedBy != store.DecidedByPanel {
 			t.Fatalf("after accept: %+v", p)
 		}
 		if code, body := e.get(c, "/proposals?workspace=/w"); code != http.StatusOK || !strings.Contains(body, "Proposal retro-1 accepted.") ||
-			!strings.Contains(body, "accepted by an admin") {
+			!strings.Contains(body, "accepted by <span class=\"decided-by\" title=\"recorded as “admin (panel)”\">an admin (panel)</span>") {
 			t.Fatalf("after accept: %d\n%s", code, body)
 		}
 
@@ -114,7 +114,7 @@ func TestPanelProposalsDecide(t *testing.T) {
 		if res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("reject: %d", res.StatusCode)
 		}
-		if p := proposalStatus(t, s, "retro-2"); p.Status != store.ProposalRejected || p.Note != "we lint in the editor" {
+		if p := proposalStatus(t, s, "retro-2"); p.Status != store.ProposalRejected || p.Note != "we lint in the editor" || p.DecidedBy != store.DecidedByPanel {
 			t.Fatalf("after reject: %+v", p)
 		}
 		lessons, err := e.Mem.List(context.Background(), store.MemoryFilter{Kind: string(memory.Lesson)})
@@ -122,7 +122,7 @@ func TestPanelProposalsDecide(t *testing.T) {
 			t.Fatalf("the rejection's lesson: %+v, %v", lessons, err)
 		}
 		_, body := e.get(c, "/proposals?workspace=/v")
-		if !strings.Contains(body, "rejected by an admin") || !strings.Contains(body, "we lint in the editor") {
+		if !strings.Contains(body, "rejected by <span class=\"decided-by\" title=\"recorded as “admin (panel)”\">an admin (panel)</span>") || !strings.Contains(body, "we lint in the editor") {
 			t.Fatalf("decided proposal:\n%s", body)
 		}
 
@@ -248,11 +248,19 @@ func TestPanelProposalsHarnessKind(t *testing.T) {
 		if res := e.postForm(c, "/proposals/harness-2/accept", url.Values{"csrf": {tok}}); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("accept: %d", res.StatusCode)
 		}
-		if p := proposalStatus(t, s, "harness-2"); p.Status != store.ProposalAccepted {
+		if p := proposalStatus(t, s, "harness-2"); p.Status != store.ProposalAccepted || p.DecidedBy != store.DecidedByPanel {
 			t.Fatalf("after accept: %+v", p)
 		}
 		if _, body := e.get(c, "/proposals"); !strings.Contains(body, "Harness proposal harness-2 accepted.") {
 			t.Fatalf("after accept:\n%s", body)
+		}
+		// A proposal decided before mull recorded who decides (migration
+		// 033's default) says so rather than naming anyone.
+		if _, err := s.DB.ExecContext(ctx, `update proposals set decided_by = '' where id = 'harness-1'`); err != nil {
+			t.Fatal(err)
+		}
+		if _, body := e.get(c, "/proposals"); !strings.Contains(body, ">someone (not recorded)</span>") {
+			t.Fatalf("an old decision:\n%s", body)
 		}
 	})
 }

@@ -237,12 +237,13 @@ func readApplyFile(name string, stdin io.Reader) (api.ApplyBody, error) {
 // accept applies it, rule 6 against the state it was planned on.
 func decideHarnessProposal(g *globals, cmd *cobra.Command, a *app, id, status, note string, asJSON bool) error {
 	accept := status == store.ProposalAccepted
-	out, err := a.harness.Decide(cmd.Context(), id, accept, strings.TrimSpace(note))
+	out, err := a.harness.Decide(cmd.Context(), id, accept, strings.TrimSpace(note), store.DecidedByCLI)
 	if err != nil {
 		return harnessErr(err)
 	}
 	if asJSON {
-		return printJSON(g, map[string]any{"id": id, "kind": store.ProposalHarness, "status": status, "refinement": out.Refinement})
+		return printJSON(g, map[string]any{"id": id, "kind": store.ProposalHarness, "status": status, "decided_by": store.DecidedByCLI,
+			"refinement": out.Refinement})
 	}
 	fmt.Fprintf(g.stdout, "%s harness proposal %s\n", status, id)
 	if accept {

@@ -58,10 +58,10 @@ func newProposalsListCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tWORKSPACE\tSTATUS\tPROPOSED\tDECIDED\tSUMMARY")
+			fmt.Fprintln(tw, "ID\tWORKSPACE\tSTATUS\tPROPOSED\tDECIDED\tBY\tSUMMARY")
 			for _, p := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Workspace, p.Status, p.CreatedAt.Format(time.RFC3339),
-					timeOrDash(p.DecidedAt), oneLine(p.Summary, 70))
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.ID, p.Workspace, p.Status, p.CreatedAt.Format(time.RFC3339),
+					timeOrDash(p.DecidedAt), decider(p), oneLine(p.Summary, 70))
 			}
 			return tw.Flush()
 		},
@@ -132,7 +132,7 @@ remembered gets one more use instead of a copy.`
 		if p, err := a.store.GetProposal(cmd.Context(), a.store.DB, args[0]); err == nil && p.Kind == store.ProposalHarness {
 			return decideHarnessProposal(g, cmd, a, args[0], status, note, asJSON)
 		}
-		d, err := a.memories.DecideProposal(cmd.Context(), args[0], status, note)
+		d, err := a.memories.DecideProposal(cmd.Context(), args[0], status, note, store.DecidedByCLI)
 		var fe *memory.FieldError
 		switch {
 		case errors.As(err, &fe):
@@ -175,7 +175,7 @@ func printProposal(g *globals, p memories.Proposal) {
 	fmt.Fprintf(g.stdout, "summary %s\n", p.Summary)
 	fmt.Fprintf(g.stdout, "proposed %s by job %d (session %s)\n", p.CreatedAt.Format(time.RFC3339), p.JobID, p.SessionID)
 	if !p.DecidedAt.IsZero() {
-		fmt.Fprintf(g.stdout, "%s %s", p.Status, p.DecidedAt.Format(time.RFC3339))
+		fmt.Fprintf(g.stdout, "%s %s by %s", p.Status, p.DecidedAt.Format(time.RFC3339), decider(p))
 		if p.Note != "" {
 			fmt.Fprintf(g.stdout, ": %s", p.Note)
 		}
@@ -184,6 +184,18 @@ func printProposal(g *globals, p memories.Proposal) {
 	if p.Detail != "" {
 		fmt.Fprintf(g.stdout, "\n%s\n", p.Detail)
 	}
+}
+
+// decider is who decided p: "-" while pending, "unknown" when it was
+// decided before mull recorded who decides.
+func decider(p memories.Proposal) string {
+	switch {
+	case p.DecidedAt.IsZero():
+		return "-"
+	case p.DecidedBy == "":
+		return "unknown"
+	}
+	return p.DecidedBy
 }
 
 func timeOrDash(t time.Time) string {

@@ -98,14 +98,18 @@ func TestProposalsCommands(t *testing.T) {
 			}
 			var d memories.Decision
 			code, out, _ = p("accept", "retro-2", "--note", "done in #12", "--json")
-			if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil || d.Proposal.Status != store.ProposalAccepted || d.Lesson != nil || d.Proposal.Note != "done in #12" {
+			if err := json.Unmarshal([]byte(out), &d); code != 0 || err != nil || d.Proposal.Status != store.ProposalAccepted || d.Lesson != nil || d.Proposal.Note != "done in #12" ||
+				d.Proposal.DecidedBy != store.DecidedByCLI {
 				t.Fatalf("accept --json: exit %d, %v\n%s", code, err, out)
 			}
 			if code, out, _ = p("list", "--status", "pending"); code != 0 || out != "no proposals\n" {
 				t.Fatalf("list --status pending: exit %d\n%s", code, out)
 			}
-			if code, out, _ = p("show", "retro-1"); code != 0 || !strings.Contains(out, "rejected 20") || !strings.Contains(out, ": the CI cache is already warm") {
+			if code, out, _ = p("show", "retro-1"); code != 0 || !strings.Contains(out, "rejected 20") || !strings.Contains(out, "by admin (cli): the CI cache is already warm") {
 				t.Fatalf("show decided: exit %d\n%s", code, out)
+			}
+			if code, out, _ = p("list"); code != 0 || !strings.Contains(out, "BY") || strings.Count(out, "admin (cli)") != 2 {
+				t.Fatalf("list shows who decided: exit %d\n%s", code, out)
 			}
 			code, out, _ = mull(t, ctx, "--database-url", url, "memory", "show", "1")
 			if code != 0 || !strings.Contains(out, "lesson") || !strings.Contains(out, "src user  origin command") {

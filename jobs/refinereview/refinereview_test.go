@@ -386,7 +386,7 @@ func TestGlobalRefineWaitsForApproval(t *testing.T) {
 		if n := len(e.state(harness.Global)[harness.KindMemory]); n != 0 {
 			t.Fatalf("%d global memories before approval", n)
 		}
-		if _, err := e.harness.Decide(context.Background(), rs[0].RefinementID, true, "ok"); err != nil {
+		if _, err := e.harness.Decide(context.Background(), rs[0].RefinementID, true, "ok", store.DecidedByCLI); err != nil {
 			t.Fatalf("accept the proposal: %v", err)
 		}
 		if n := len(e.state(harness.Global)[harness.KindMemory]); n != 1 {

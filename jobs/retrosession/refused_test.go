@@ -23,7 +23,7 @@ func TestRejectedProposalIsNotProposedAgain(t *testing.T) {
 				Summary: "run go test from the module root in the agent's test command", SessionID: "s0", CreatedAt: time.Now().UTC()}); err != nil {
 				return err
 			}
-			_, err := s.DecideProposal(ctx, tx, "retro-0", store.ProposalRejected, "the agent already does", time.Now().UTC())
+			_, err := s.DecideProposal(ctx, tx, "retro-0", store.ProposalRejected, "the agent already does", store.DecidedByCLI, time.Now().UTC())
 			return err
 		})
 		if err != nil {
