@@ -36,7 +36,8 @@ func TestPanelBrowserOverview(t *testing.T) {
 		if got := b.text(".ov-cards .card:nth-child(2) .big"); got != "1" {
 			t.Fatalf("dead letters card says %q", got)
 		}
-		b.do("open the calls of a kind", chromedp.Click(chromedp.CSS(".ov-kinds a")), chromedp.WaitVisible(chromedp.CSS("table.llm-calls")))
+		b.follow("open the calls of a kind", chromedp.Click(chromedp.CSS(".ov-kinds a")))
+		b.do("wait for the calls", chromedp.WaitVisible(chromedp.CSS("table.llm-calls")))
 		if loc := b.location(); !strings.Contains(loc, "/llm?kind=") {
 			t.Fatalf("the kind's link went to %s", loc)
 		}
@@ -60,7 +61,8 @@ func TestPanelBrowserDeadLetters(t *testing.T) {
 		b.login()
 		b.open("/dlq")
 		b.open("/dlq/" + sid)
-		b.do("retry", chromedp.Click(chromedp.CSS("form.dlq-retry button")), chromedp.WaitVisible(chromedp.CSS("main .flash")))
+		b.follow("retry", chromedp.Click(chromedp.CSS("form.dlq-retry button")))
+		b.do("wait for the flash", chromedp.WaitVisible(chromedp.CSS("main .flash")))
 		if loc := b.location(); loc != e.URL+"/dlq" {
 			t.Fatalf("after the retry the browser is at %s", loc)
 		}
