@@ -28,8 +28,8 @@ func TestPanelBrowserProposals(t *testing.T) {
 		b.login()
 
 		b.open("/proposals")
-		b.do("accept retro-1", chromedp.Click(chromedp.CSS("#proposal-retro-1 form.accept button")),
-			chromedp.WaitVisible(chromedp.CSS("main p.flash")))
+		b.follow("accept retro-1", chromedp.Click(chromedp.CSS("#proposal-retro-1 form.accept button")))
+		b.do("wait for the flash", chromedp.WaitVisible(chromedp.CSS("main p.flash")))
 		if got := b.text("main p.flash"); !strings.Contains(got, "retro-1 accepted") {
 			t.Fatalf("flash after accept: %q", got)
 		}
@@ -39,8 +39,9 @@ func TestPanelBrowserProposals(t *testing.T) {
 		}
 
 		b.open("/proposals?status=pending")
-		b.do("reject retro-2", chromedp.SendKeys(chromedp.CSS("#proposal-retro-2 form.reject input[name=note]"), "we lint in the editor"),
-			chromedp.Click(chromedp.CSS("#proposal-retro-2 form.reject button")), chromedp.WaitVisible(chromedp.CSS("main p.flash")))
+		b.do("write the note", chromedp.SendKeys(chromedp.CSS("#proposal-retro-2 form.reject input[name=note]"), "we lint in the editor"))
+		b.follow("reject retro-2", chromedp.Click(chromedp.CSS("#proposal-retro-2 form.reject button")))
+		b.do("wait for the flash", chromedp.WaitVisible(chromedp.CSS("main p.flash")))
 		if got := b.text("main p.flash"); !strings.Contains(got, "retro-2 rejected") {
 			t.Fatalf("flash after reject: %q", got)
 		}

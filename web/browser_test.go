@@ -2,17 +2,16 @@ package web_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 
 	"github.com/mullhq/mull/internal/testbrowser"
+	"github.com/mullhq/mull/internal/testwait"
 )
 
 // chromium is the Chromium to drive (testbrowser.Chromium).
@@ -29,16 +28,16 @@ type browser struct {
 	shots string
 }
 
-// browser starts Chromium for t; it stops a little before the test's own
-// deadline, and at most three minutes from now.
+// browser starts Chromium for t. Its every wait lasts as long as the
+// test's deadline allows (testwait.Patience: go test -timeout, less time to
+// report and clean up), so a step that never happens fails saying what it
+// waited for. There is no fixed cap: on a busy machine one subtest takes
+// minutes (four at a load of 50 on 2 cores), and the old three-minute cap
+// failed those runs for no fault of the panel.
 func (e *env) browser(t *testing.T) *browser {
 	t.Helper()
 	path := chromium(t)
-	end := time.Now().Add(3 * time.Minute)
-	if d, ok := t.Deadline(); ok && d.Add(-10*time.Second).Before(end) {
-		end = d.Add(-10 * time.Second)
-	}
-	ctx, cancel := context.WithDeadline(context.Background(), end)
+	ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 	t.Cleanup(cancel)
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(path), chromedp.NoSandbox,
 		chromedp.Flag("disable-gpu", true), chromedp.WindowSize(1280, 900))
@@ -72,8 +71,9 @@ func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 func (b *browser) login() {
 	b.t.Helper()
 	b.do("open /login", chromedp.Navigate(b.e.URL+"/login?next=/"), chromedp.WaitVisible(chromedp.ID("token")))
-	b.do("log in", chromedp.SendKeys(chromedp.ID("token"), b.e.Cfg.AdminToken), chromedp.Submit(chromedp.ID("token")),
-		chromedp.WaitVisible(chromedp.CSS("main h1")))
+	b.do("type the token", chromedp.SendKeys(chromedp.ID("token"), b.e.Cfg.AdminToken))
+	b.follow("log in", chromedp.Submit(chromedp.ID("token")))
+	b.do("wait for the overview", chromedp.WaitVisible(chromedp.CSS("main h1")))
 }
 
 // open navigates to path and waits for the page's heading (or an error
@@ -114,28 +114,27 @@ func (b *browser) location() string {
 	return loc
 }
 
-// locationHas waits until the page's URL contains part: after a click or
-// a submit, the page still shows the old document for a while, so a wait
-// on a selector both pages have would return at once. It polls the URL
-// until the browser context's deadline, and ignores the errors of reading
-// it while the old document is being torn down.
-func locationHas(part string) chromedp.Action[chromedp.Void] {
-	return func(ctx context.Context, t *chromedp.Target) (chromedp.Void, error) {
-		tick := time.NewTicker(20 * time.Millisecond)
-		defer tick.Stop()
-		loc := ""
-		for {
-			if l, err := chromedp.Location()(ctx, t); err == nil {
-				if loc = l; strings.Contains(loc, part) {
-					return chromedp.Void{}, nil
-				}
-			}
-			select {
-			case <-ctx.Done():
-				return chromedp.Void{}, fmt.Errorf("the page stayed at %q, not one with %q: %w", loc, part, ctx.Err())
-			case <-tick.C:
-			}
+// follow runs actions that make the page navigate (a click on a link or a
+// submit button, a form's submit) and waits until the page they lead to
+// has loaded (chromedp.RunResponse: the load event of the navigation they
+// started, after any redirect), failing the test unless it answered 2xx.
+// A wait on a selector alone is not enough: until the new document
+// commits, the old one is still there and may match it, and right after
+// the commit the new one can be half parsed, so a count or a text read
+// then sees part of the page.
+func (b *browser) follow(what string, actions ...chromedp.Action[chromedp.Void]) {
+	b.t.Helper()
+	res, err := chromedp.RunResponse(b.ctx, actions...)
+	if err != nil {
+		b.t.Fatalf("browser: %s: %v", what, err)
+	}
+	if res == nil || res.Status < 200 || res.Status > 299 {
+		var status int64
+		if res != nil {
+			status = res.Status
 		}
+		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		b.t.Fatalf("browser: %s: the page answered %d:\n%s", what, status, body)
 	}
 }
 

@@ -36,7 +36,8 @@ func TestPanelBrowserHarness(t *testing.T) {
 			`window.confirm = function (m) { sessionStorage.setItem("asked", m); return true; }; true`)); err != nil {
 			t.Fatal(err)
 		}
-		b.do("roll back "+d.Updated, chromedp.Click(chromedp.CSS(button)), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+		b.follow("roll back "+d.Updated, chromedp.Click(chromedp.CSS(button)))
+		b.do("wait for the flash", chromedp.WaitVisible(chromedp.CSS("p.flash")))
 		b.shot("harness-rolled-back")
 		if flash := b.text("p.flash"); !strings.Contains(flash, "rolled back "+d.Updated) {
 			t.Fatalf("flash %q", flash)
@@ -69,7 +70,8 @@ func TestPanelBrowserHarness(t *testing.T) {
 		b.open("/harness/reviews")
 
 		b.open("/bench")
-		b.do("open the run", chromedp.Click(chromedp.CSS(`a[href="/bench/`+run.ID+`"]`)), chromedp.WaitVisible(chromedp.CSS("table.bench-grid")))
+		b.follow("open the run", chromedp.Click(chromedp.CSS(`a[href="/bench/`+run.ID+`"]`)))
+		b.do("wait for the grid", chromedp.WaitVisible(chromedp.CSS("table.bench-grid")))
 		b.shot("/bench/run")
 		if got := b.text("main h1"); got != "Benchmark run "+run.ID {
 			t.Fatalf("run heading %q", got)
@@ -77,8 +79,12 @@ func TestPanelBrowserHarness(t *testing.T) {
 		if cells := b.text("table.bench-grid tbody"); !strings.Contains(cells, "failed") || !strings.Contains(cells, "malformed-executor-json") {
 			t.Fatalf("grid %q", cells)
 		}
-		b.do("open a cell", chromedp.Click(chromedp.CSS(`a[href="/bench/`+run.ID+`/cells/run-one-test/candidate/1"]`)),
-			locationHas("/bench/"+run.ID+"/cells/run-one-test/candidate/1"), chromedp.WaitVisible(chromedp.CSS("main h1")))
+		cell := "/bench/" + run.ID + "/cells/run-one-test/candidate/1"
+		b.follow("open a cell", chromedp.Click(chromedp.CSS(`a[href="`+cell+`"]`)))
+		if loc := b.location(); !strings.HasSuffix(loc, cell) {
+			t.Fatalf("the cell's link went to %s", loc)
+		}
+		b.do("wait for the heading", chromedp.WaitVisible(chromedp.CSS("main h1")))
 		b.shot("/bench/run/cell")
 		if got := b.text("main h1"); !strings.Contains(got, "run-one-test") {
 			t.Fatalf("cell heading %q", got)

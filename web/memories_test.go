@@ -315,8 +315,9 @@ func TestPanelBrowserMemories(t *testing.T) {
 		if got := b.text("main h1"); got != "Memories" {
 			t.Fatalf("heading %q", got)
 		}
-		b.do("filter by kind fact", chromedp.SetValue(chromedp.CSS(`form.filters select[name=kind]`), "fact"),
-			chromedp.Submit(chromedp.CSS(`form.filters select[name=kind]`)), locationHas("kind=fact"), chromedp.WaitVisible(chromedp.CSS("table.memories")))
+		b.do("choose kind fact", chromedp.SetValue(chromedp.CSS(`form.filters select[name=kind]`), "fact"))
+		b.follow("filter by kind fact", chromedp.Submit(chromedp.CSS(`form.filters select[name=kind]`)))
+		b.do("wait for the list", chromedp.WaitVisible(chromedp.CSS("table.memories")))
 		if loc := b.location(); !strings.Contains(loc, "kind=fact") {
 			t.Fatalf("filtered to %s", loc)
 		}
@@ -324,12 +325,13 @@ func TestPanelBrowserMemories(t *testing.T) {
 			t.Fatal("the kind filter kept the preference")
 		}
 		b.shot("memories-filtered")
-		b.do("open the memory", chromedp.Click(chromedp.CSS(fmt.Sprintf(`table.memories a[href="/memories/%d"]`, id))),
-			chromedp.WaitVisible(chromedp.ID("invalidate")))
+		b.follow("open the memory", chromedp.Click(chromedp.CSS(fmt.Sprintf(`table.memories a[href="/memories/%d"]`, id))))
+		b.do("wait for the invalidate form", chromedp.WaitVisible(chromedp.ID("invalidate")))
 		b.shot(fmt.Sprintf("memory-%d", id))
-		b.do("invalidate it", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true }`),
-			chromedp.SendKeys(chromedp.ID("reason"), "staging moved to port 6543"),
-			chromedp.Submit(chromedp.ID("reason")), chromedp.WaitVisible(chromedp.CSS("p.flash")))
+		b.do("give a reason", chromedp.Evaluate[chromedp.Void](`window.confirm = function () { return true }`),
+			chromedp.SendKeys(chromedp.ID("reason"), "staging moved to port 6543"))
+		b.follow("invalidate it", chromedp.Submit(chromedp.ID("reason")))
+		b.do("wait for the flash", chromedp.WaitVisible(chromedp.CSS("p.flash")))
 		if got := b.text("p.flash"); !strings.Contains(got, "invalidated") {
 			t.Fatalf("flash %q", got)
 		}

@@ -27,8 +27,8 @@ func TestPanelBrowserSessions(t *testing.T) {
 		if got := b.text("main table.sessions tbody tr td a"); !strings.Contains(got, "Fix the invoice discount") {
 			t.Fatalf("first session: %q", got)
 		}
-		b.do("open the session", chromedp.Click(chromedp.CSS(`a[href="/sessions/`+l.Session+`"]`)),
-			chromedp.WaitVisible(chromedp.CSS("table.timeline")))
+		b.follow("open the session", chromedp.Click(chromedp.CSS(`a[href="/sessions/`+l.Session+`"]`)))
+		b.do("wait for the timeline", chromedp.WaitVisible(chromedp.CSS("table.timeline")))
 		b.shot("session")
 		if got := b.text("table.timeline tr.bad"); !strings.Contains(got, "go test ./invoice") || !strings.Contains(got, "exit 1") {
 			t.Fatalf("highlighted row: %q", got)
@@ -36,9 +36,9 @@ func TestPanelBrowserSessions(t *testing.T) {
 		if !b.has("table.items tr.bad") || !b.has(fmt.Sprintf(`#retro-%d`, l.RetroJob)) || !b.has(`table.calls a[href^="/llm/call_"]`) {
 			t.Fatal("the session page lacks the refused item, the retro or the LLM calls")
 		}
-		b.do("show failures only", chromedp.SetValue(chromedp.CSS(`select[name="only"]`), "failures"),
-			chromedp.Submit(chromedp.CSS(`select[name="only"]`)),
-			chromedp.WaitVisible(chromedp.CSS(`form.filters a[href="/sessions/`+l.Session+`#timeline"]`)))
+		b.do("choose failures only", chromedp.SetValue(chromedp.CSS(`select[name="only"]`), "failures"))
+		b.follow("show failures only", chromedp.Submit(chromedp.CSS(`select[name="only"]`)))
+		b.do("wait for the clear link", chromedp.WaitVisible(chromedp.CSS(`form.filters a[href="/sessions/`+l.Session+`#timeline"]`)))
 		b.shot("session-failures")
 		if loc := b.location(); !strings.Contains(loc, "only=failures") {
 			t.Fatalf("after the filter the browser is at %s", loc)
