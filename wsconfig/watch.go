@@ -34,11 +34,10 @@ type stamp struct {
 // Check reloads the config file when its content changed since the last
 // look (its content hash, read on every call for a file of a config
 // file's size; a larger one only when its modification time or size
-// changed). A file that fails
-// to load keeps the last good one: the error is logged (a warning naming
-// the key and the problem) and returned, and the same bad content is not
-// reported again. changed is true when a new file was taken in. Without a
-// file it does nothing.
+// changed). A file that fails to load keeps the last good one: the error
+// is logged (a warning naming the key and the problem) and returned, and
+// the same bad content is not reported again. changed is true when a new
+// file was taken in. Without a file it does nothing.
 //
 // Only the per-workspace settings and the global keys they fall back to
 // (memory.scope, ledger.mode, digest.quotas) take a reloaded value;
