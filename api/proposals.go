@@ -23,7 +23,15 @@ func (s *Server) routesProposals() {
 
 func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	list, err := s.deps.Memories.Proposals(r.Context(), q.Get("workspace"), q.Get("status"))
+	if list, ok := s.proposals(w, r, q.Get("workspace"), q.Get("status")); ok {
+		writeJSON(w, http.StatusOK, map[string]any{"proposals": list})
+	}
+}
+
+// proposals lists workspace's proposals ("" every workspace's) in status
+// ("" any), or answers 400 naming a bad filter, or 500.
+func (s *Server) proposals(w http.ResponseWriter, r *http.Request, workspace, status string) ([]memories.Proposal, bool) {
+	list, err := s.deps.Memories.Proposals(r.Context(), workspace, status)
 	var fe *memory.FieldError
 	switch {
 	case errors.As(err, &fe):
@@ -31,8 +39,9 @@ func (s *Server) listProposals(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 		writeError(w, http.StatusInternalServerError, "list proposals: "+err.Error())
 	default:
-		writeJSON(w, http.StatusOK, map[string]any{"proposals": list})
+		return list, true
 	}
+	return nil, false
 }
 
 func (s *Server) showProposal(w http.ResponseWriter, r *http.Request) {

@@ -59,14 +59,7 @@ func (s *Server) agentProposals(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	list, err := s.deps.Memories.Proposals(r.Context(), ws, r.URL.Query().Get("status"))
-	var fe *memory.FieldError
-	switch {
-	case errors.As(err, &fe):
-		writeField(w, fe.Field, fe.Problem)
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "list proposals: "+err.Error())
-	default:
+	if list, ok := s.proposals(w, r, ws, r.URL.Query().Get("status")); ok {
 		writeJSON(w, http.StatusOK, map[string]any{"proposals": nonNil(list),
 			"agent_may_decide": s.deps.Config.Proposals.AgentMayDecide, "how": proposalsHow})
 	}

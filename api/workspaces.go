@@ -81,11 +81,7 @@ func (s *Server) getWorkspaceConfig(w http.ResponseWriter, r *http.Request) {
 // putWorkspaceConfig sets any per-workspace key: a partial object whose
 // values are strings, numbers or booleans, null clearing a key.
 func (s *Server) putWorkspaceConfig(w http.ResponseWriter, r *http.Request) {
-	ws, ok := pathWorkspace(w, r)
-	if !ok {
-		return
-	}
-	raw, ok := decodeSettings(w, r)
+	ws, raw, ok := settingsRequest(w, r)
 	if !ok {
 		return
 	}
@@ -109,11 +105,7 @@ func (s *Server) putWorkspaceConfig(w http.ResponseWriter, r *http.Request) {
 // putWorkspaceScope is the agent's switch: scope only, answered with what
 // becomes hidden.
 func (s *Server) putWorkspaceScope(w http.ResponseWriter, r *http.Request) {
-	ws, ok := pathWorkspace(w, r)
-	if !ok {
-		return
-	}
-	raw, ok := decodeSettings(w, r)
+	ws, raw, ok := settingsRequest(w, r)
 	if !ok {
 		return
 	}
@@ -137,22 +129,25 @@ func (s *Server) putWorkspaceScope(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// decodeSettings reads a JSON object of settings, or answers 400.
-func decodeSettings(w http.ResponseWriter, r *http.Request) (map[string]json.RawMessage, bool) {
+// settingsRequest reads a PUT of a workspace's settings: the {ws} segment
+// and a JSON object of settings, or answers 400.
+func settingsRequest(w http.ResponseWriter, r *http.Request) (ws string, raw map[string]json.RawMessage, ok bool) {
+	if ws, ok = pathWorkspace(w, r); !ok {
+		return "", nil, false
+	}
 	body, ok := readJSONBody(w, r)
 	if !ok {
-		return nil, false
+		return "", nil, false
 	}
-	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {
 		writeError(w, http.StatusBadRequest, "invalid JSON body: want an object of settings, for example {\"scope\": \"global\"}")
-		return nil, false
+		return "", nil, false
 	}
 	if len(raw) == 0 {
 		writeField(w, "settings", "nothing to change: give at least one key (null clears one)")
-		return nil, false
+		return "", nil, false
 	}
-	return raw, true
+	return ws, raw, true
 }
 
 // settingText is a JSON value as a setting's text: nil for null; a

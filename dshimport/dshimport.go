@@ -98,6 +98,14 @@ type Importer struct {
 	// measured with. Defaults to time.Now.
 	Now func() time.Time
 
+	// AnalyzeAfter is how many events one scan must store before it
+	// refreshes the planner's statistics of the tables it filled
+	// (store.Analyze, after the last batch committed): a large import
+	// leaves the statistics describing the tables before it. Defaults to
+	// 1000, so a watch's small scans leave it to autovacuum; `mull import
+	// dsh` sets 1.
+	AnalyzeAfter int
+
 	feedback feedbackMark // the message-feedback file as last read
 	// Settle is import.settle: a file whose size or modification time
 	// changed within it and that ends in a partial line or frame is waiting
@@ -107,6 +115,9 @@ type Importer struct {
 
 // DefaultSettle is import.settle's default.
 const DefaultSettle = 10 * time.Second
+
+// DefaultAnalyzeAfter is Importer.AnalyzeAfter's default.
+const DefaultAnalyzeAfter = 1000
 
 // Progress is how far a scan is.
 type Progress struct {
@@ -229,6 +240,9 @@ func (im *Importer) withDefaults() (*Importer, error) {
 	if c.Settle <= 0 {
 		c.Settle = DefaultSettle
 	}
+	if c.AnalyzeAfter <= 0 {
+		c.AnalyzeAfter = DefaultAnalyzeAfter
+	}
 	return &c, nil
 }
 
@@ -262,6 +276,7 @@ func (im *Importer) Scan(ctx context.Context) (Summary, error) {
 	if im.feedback, err = s.importFeedback(ctx, paths, im.feedback); err != nil {
 		return s.sum, err
 	}
+	s.analyze(ctx)
 	if s.sum.Errors == nil {
 		s.sum.Errors = []FileError{}
 	}
@@ -319,6 +334,18 @@ func (s *scan) plan(ctx context.Context, paths []string) error {
 	s.progress.FilesTotal = len(paths)
 	s.progress.FilesDone = len(paths) - len(s.files) // the ones that could not be stat'ed
 	return nil
+}
+
+// analyze refreshes the statistics of the tables a large scan filled. A
+// failure is logged, not returned: the events are stored, and autovacuum
+// analyzes them later anyway.
+func (s *scan) analyze(ctx context.Context) {
+	if s.DryRun || s.sum.Stored < s.AnalyzeAfter {
+		return
+	}
+	if err := s.Store.Analyze(ctx, store.ImportTables...); err != nil {
+		s.Logger.Warn("DSH import: the tables' statistics were not refreshed; autovacuum will", "error", err.Error())
+	}
 }
 
 func (s *scan) report() {

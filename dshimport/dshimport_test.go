@@ -367,3 +367,37 @@ func prefixStored(ing *fakeIngest, evs []events.Event) []events.Event {
 	}
 	return evs
 }
+
+// A scan that stored AnalyzeAfter events or more refreshes the statistics
+// of the tables an import fills (Postgres); a smaller one, or a dry run,
+// leaves them to autovacuum.
+func TestScanAnalyzesAfterLargeImport(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		analyzed := func() bool {
+			if s.Dialect != store.Postgres {
+				return false
+			}
+			for _, table := range store.ImportTables {
+				if !storetest.Analyzed(t, s, table) {
+					return false
+				}
+			}
+			return true
+		}
+		dry := newImporter(s, homeWith(t, s4), nil)
+		dry.DryRun, dry.AnalyzeAfter = true, 1
+		if sum := scanOK(t, dry); sum.Events != s4.events || analyzed() {
+			t.Fatalf("dry run: %+v, analyzed %v", sum, analyzed())
+		}
+		small := newImporter(s, homeWith(t, s3), newFakeIngest())
+		small.AnalyzeAfter = s3.events + 1
+		if sum := scanOK(t, small); sum.Stored != s3.events || analyzed() {
+			t.Fatalf("scan below the threshold: %+v, analyzed %v", sum, analyzed())
+		}
+		large := newImporter(s, homeWith(t, s4), newFakeIngest())
+		large.AnalyzeAfter = s4.events
+		if sum := scanOK(t, large); sum.Stored != s4.events || analyzed() != (s.Dialect == store.Postgres) {
+			t.Fatalf("scan at the threshold: %+v, analyzed %v", sum, analyzed())
+		}
+	})
+}

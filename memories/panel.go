@@ -36,17 +36,15 @@ type MovedMemory struct {
 // provenance travel with it), and the source is superseded by it, with a
 // reason saying where it went. When the target already holds the same
 // text live, the source is superseded by that one instead, which gets a
-// use. A library the memory scope does not read (the global library under
-// scope workspace, a workspace's under scope global), a quarantined
+// use. A library the memory scope does not read (each workspace's own
+// scope: the global library when the source's workspace is under scope
+// workspace, a workspace under scope global), a quarantined
 // result, an invalidated or quarantined source (read again under the
 // locks, so one forgotten while the move waited is not brought back), a
 // structured lesson or a move to the library it is in are refused, and
 // nothing is stored.
 func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMemory, error) {
 	var out MovedMemory
-	if err := s.readable(to); err != nil {
-		return out, err
-	}
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
 		// The first read only names the source's library (a memory never
 		// changes library): the source is read again under both locks, so
@@ -54,6 +52,9 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 		// brought back to life in the target.
 		row, err := s.store.GetMemory(ctx, tx, id)
 		if err != nil {
+			return err
+		}
+		if err := s.readable(row.Workspace, to); err != nil {
 			return err
 		}
 		store.Failpoint(FailpointMoveLocate)
@@ -120,12 +121,15 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 	return out, err
 }
 
-// readable refuses a library the memory scope does not read: a memory
-// moved there would reach no agent.
-func (s *Service) readable(to string) error {
+// readable refuses a move from library from to library to that the memory
+// scopes make pointless, each workspace's own (its effective setting, as
+// its digest reads): to the global library when from's workspace does not
+// read it (the move would take the memory away from the agents that saw
+// it), to a workspace whose agents read only the global library.
+func (s *Service) readable(from, to string) error {
 	switch {
-	case to == "" && !s.scope.ReadsGlobal():
-		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope is %q: no workspace reads the global library, so no agent would see the memory there", s.scope)}
+	case to == "" && from != "" && !s.scopeOf(from).ReadsGlobal():
+		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope of %s is %q: it does not read the global library, so its agents would no longer see the memory", libraryName(from), s.scopeOf(from))}
 	case to != "" && !s.scopeOf(to).ReadsWorkspace():
 		return &memory.FieldError{Field: "to", Problem: fmt.Sprintf("the memory scope of %s is %q: its agents read only the global library, so no agent would see the memory there", libraryName(to), s.scopeOf(to))}
 	}

@@ -3,16 +3,19 @@ package memories_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
+	"github.com/mullhq/mull/wsconfig"
 )
 
 const panelWS = "/home/dev/proj"
@@ -154,7 +157,7 @@ func TestMoveMemoryScope(t *testing.T) {
 		svc, _ := newService(t, s, "workspace")
 		m := rememberTool(t, svc, panelWS, "fact", "the build uses make")
 		var fe *memory.FieldError
-		if _, err := svc.MoveMemory(ctx, m.ID, ""); !errors.As(err, &fe) || !strings.Contains(err.Error(), "no workspace reads the global library") {
+		if _, err := svc.MoveMemory(ctx, m.ID, ""); !errors.As(err, &fe) || !strings.Contains(err.Error(), "it does not read the global library") {
 			t.Fatalf("move to global under scope workspace: %v", err)
 		}
 		if _, err := svc.MoveMemory(ctx, m.ID, "/home/dev/other"); err != nil {
@@ -172,6 +175,40 @@ func TestMoveMemoryScope(t *testing.T) {
 		}
 		if n := countAll(t, s); n != before {
 			t.Fatalf("refused moves stored something: %d rows, want %d", n, before)
+		}
+	})
+}
+
+// A move to the global library asks the source workspace's own scope
+// (its effective setting), not the service's: a workspace set to scope
+// both may move there under a server-wide scope workspace, and one set
+// to scope workspace may not under a server-wide scope both.
+func TestMoveMemoryWorkspaceScope(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		ws := wsconfig.NewStatic(s, config.Config{}, nil, slog.New(slog.DiscardHandler))
+		for w, scope := range map[string]string{panelWS: "both", "/home/dev/other": "workspace"} {
+			if _, err := ws.Set(ctx, w, map[string]*string{"scope": &scope}, wsconfig.ByAdmin); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, server := range []string{"workspace", "both"} {
+			svc, _ := newService(t, s, server)
+			svc.WithWorkspaces(ws)
+			m := rememberTool(t, svc, panelWS, "fact", "the build uses make under "+server)
+			if moved, err := svc.MoveMemory(ctx, m.ID, ""); err != nil || moved.Memory.Workspace != "" {
+				t.Fatalf("server scope %s: move from a workspace under scope both: %+v %v", server, moved, err)
+			}
+			o := rememberTool(t, svc, "/home/dev/other", "fact", "the docs are in docs/ under "+server)
+			before := countAll(t, s)
+			var fe *memory.FieldError
+			if _, err := svc.MoveMemory(ctx, o.ID, ""); !errors.As(err, &fe) || fe.Field != "to" ||
+				!strings.Contains(err.Error(), `the memory scope of workspace other is "workspace": it does not read the global library`) {
+				t.Fatalf("server scope %s: move from a workspace under scope workspace: %v", server, err)
+			}
+			if n := countAll(t, s); n != before {
+				t.Fatalf("server scope %s: the refused move stored something: %d rows, want %d", server, n, before)
+			}
 		}
 	})
 }

@@ -100,11 +100,7 @@ func Read(ctx context.Context, d Deps, workspace string) (Status, error) {
 		return Status{}, err
 	}
 	if d.Budget != nil {
-		key := budget.KeyGlobal
-		if workspace != "" {
-			key = "workspace:" + workspace // budget.Keys' workspace key
-		}
-		k, reset, err := d.Budget.KeyState(ctx, key)
+		k, reset, err := d.Budget.KeyState(ctx, budgetKey(workspace))
 		if err != nil {
 			return Status{}, err
 		}
@@ -114,16 +110,40 @@ func Read(ctx context.Context, d Deps, workspace string) (Status, error) {
 	return st, nil
 }
 
+// budgetKey is the budget key a status shows: the workspace's, or the
+// global one for the global library alone ("").
+func budgetKey(workspace string) string {
+	if workspace == "" {
+		return budget.KeyGlobal
+	}
+	return "workspace:" + workspace // budget.Keys' workspace key
+}
+
 // llmQueue is the queue of the learning jobs (retros, consolidation,
 // reflections): the one whose pause stops learning.
 const llmQueue = "llm"
 
 func readQueue(ctx context.Context, d Deps) (Queue, error) {
-	q := Queue{Of: "all workspaces"}
 	counts, err := d.Store.JobCounts(ctx)
 	if err != nil {
-		return q, err
+		return Queue{}, err
 	}
+	dead, err := d.Store.DeadLetterCounts(ctx)
+	if err != nil {
+		return Queue{}, err
+	}
+	queues, err := d.Client.QueueList(ctx, river.NewQueueListParams().First(1000))
+	if err != nil {
+		return Queue{}, err
+	}
+	return foldQueue(counts, dead, queues.Queues), nil
+}
+
+// foldQueue sums River's job counts by state (pending counts as
+// available; completed and cancelled jobs are not waiting for anything),
+// the dead letters of every kind, and names the paused queues.
+func foldQueue(counts []store.JobCount, dead map[string]int64, queues []*rivertype.Queue) Queue {
+	q := Queue{Of: "all workspaces"}
 	for _, c := range counts {
 		switch rivertype.JobState(c.State) {
 		case rivertype.JobStateAvailable, rivertype.JobStatePending:
@@ -136,18 +156,10 @@ func readQueue(ctx context.Context, d Deps) (Queue, error) {
 			q.Retryable += c.N
 		}
 	}
-	dead, err := d.Store.DeadLetterCounts(ctx)
-	if err != nil {
-		return q, err
-	}
 	for _, n := range dead {
 		q.Dead += n
 	}
-	queues, err := d.Client.QueueList(ctx, river.NewQueueListParams().First(1000))
-	if err != nil {
-		return q, err
-	}
-	for _, rq := range queues.Queues {
+	for _, rq := range queues {
 		if rq.PausedAt == nil {
 			continue
 		}
@@ -156,5 +168,5 @@ func readQueue(ctx context.Context, d Deps) (Queue, error) {
 			q.Paused, q.PausedReason = true, llm.PausedReason(rq)
 		}
 	}
-	return q, nil
+	return q
 }

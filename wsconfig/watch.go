@@ -16,6 +16,14 @@ import (
 // as well as a write in place.
 const WatchInterval = 2 * time.Second
 
+// hashAlways is the size up to which the file is read and hashed on every
+// tick. A stat alone misses an edit that keeps the size within the
+// filesystem's mtime resolution (a value changed from 1 to 2 in the same
+// second, on a filesystem with one-second or coarser times); a config
+// file is a few kilobytes, so reading it every two seconds costs nothing.
+// Only a larger file is trusted to have changed only when its stat did.
+const hashAlways = 1 << 20
+
 // stamp is what the watcher saw of the file: its stat and its content hash.
 type stamp struct {
 	mod  time.Time
@@ -23,12 +31,13 @@ type stamp struct {
 	sum  [32]byte
 }
 
-// Check reloads the config file when it changed since the last look (its
-// modification time and size, then its content hash). A file that fails
-// to load keeps the last good one: the error is logged (a warning naming
-// the key and the problem) and returned, and the same bad content is not
-// reported again. changed is true when a new file was taken in. Without a
-// file it does nothing.
+// Check reloads the config file when its content changed since the last
+// look (its content hash, read on every call for a file of a config
+// file's size; a larger one only when its modification time or size
+// changed). A file that fails to load keeps the last good one: the error
+// is logged (a warning naming the key and the problem) and returned, and
+// the same bad content is not reported again. changed is true when a new
+// file was taken in. Without a file it does nothing.
 //
 // Only the per-workspace settings and the global keys they fall back to
 // (memory.scope, ledger.mode, digest.quotas) take a reloaded value;
@@ -46,7 +55,7 @@ func (s *Service) Check() (changed bool, err error) {
 	if err != nil {
 		return false, s.refuse(&config.Error{Key: "config", Problem: err.Error()})
 	}
-	if s.file.Load() != nil && fi.ModTime().Equal(s.seen.mod) && fi.Size() == s.seen.size {
+	if s.file.Load() != nil && fi.Size() > hashAlways && fi.ModTime().Equal(s.seen.mod) && fi.Size() == s.seen.size {
 		return false, nil
 	}
 	b, err := os.ReadFile(s.src.File)

@@ -207,3 +207,38 @@ func TestSetIsAllOrNothing(t *testing.T) {
 		}
 	})
 }
+
+// An edit that keeps the file's size and modification time (two writes
+// within the filesystem's time resolution) is still taken in: the stat
+// alone cannot tell, the content hash does.
+func TestWatcherSeesSameSizeSameTimeEdit(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		file := filepath.Join(t.TempDir(), "mull.toml")
+		mod := time.Date(2026, 12, 1, 9, 0, 0, 0, time.UTC)
+		writeAt := func(text string) {
+			write(t, file, text)
+			if err := os.Chtimes(file, mod, mod); err != nil {
+				t.Fatal(err)
+			}
+		}
+		writeAt("[workspaces.\"/p\"]\nbudget = 1000\n")
+		svc, ticks, done := watching(t, s, file, slog.New(slog.DiscardHandler))
+		if c := tick(t, ticks, done); c.changed || c.err != nil {
+			t.Fatalf("an unchanged file reloaded: %+v", c)
+		}
+
+		writeAt("[workspaces.\"/p\"]\nbudget = 2000\n")
+		if fi, err := os.Stat(file); err != nil || fi.Size() != int64(len("[workspaces.\"/p\"]\nbudget = 1000\n")) || !fi.ModTime().Equal(mod) {
+			t.Fatalf("the edit changed the stat: %v %v", fi, err)
+		}
+		if c := tick(t, ticks, done); !c.changed || c.err != nil {
+			t.Fatalf("same-size, same-time edit not taken in: %+v", c)
+		}
+		if got, _ := svc.Effective("/p").Get(config.WSBudget); got.Value != "2000" {
+			t.Fatalf("budget after the edit: %+v", got)
+		}
+		if c := tick(t, ticks, done); c.changed || c.err != nil {
+			t.Fatalf("the same content reloaded again: %+v", c)
+		}
+	})
+}

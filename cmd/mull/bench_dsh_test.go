@@ -18,21 +18,8 @@ import (
 func TestBenchDSHNeedsTokens(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			db := storetest.Database(t, dialect)
-			ctx := context.Background()
-			base := []string{"--database-url", dbURL(db)}
-			m := func(args ...string) (int, string, string) {
-				t.Helper()
-				return mull(t, ctx, append(base, args...)...)
-			}
-			must := func(args ...string) string {
-				t.Helper()
-				code, out, errOut := m(args...)
-				if code != 0 {
-					t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
-				}
-				return out
-			}
+			c := cli{t, context.Background(), []string{"--database-url", dbURL(storetest.Database(t, dialect))}}
+			m, must := c.run, c.must
 			must("migrate")
 			must("bench", "cases", "add", "--file", "../../examples/bench-cases.json")
 			must("bench", "cases", "freeze", "--set", "demo")

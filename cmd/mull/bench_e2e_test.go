@@ -34,19 +34,8 @@ func TestBenchCommandsEndToEnd(t *testing.T) {
 			db := storetest.Database(t, dialect)
 			ctx := context.Background()
 			dir := t.TempDir()
-			base := []string{"--database-url", dbURL(db)}
-			m := func(args ...string) (int, string, string) {
-				t.Helper()
-				return mull(t, ctx, append(base, args...)...)
-			}
-			must := func(args ...string) string {
-				t.Helper()
-				code, out, errOut := m(args...)
-				if code != 0 {
-					t.Fatalf("%v: exit %d\n%s%s", args, code, out, errOut)
-				}
-				return out
-			}
+			c := cli{t, ctx, []string{"--database-url", dbURL(db)}}
+			m, must := c.run, c.must
 			must("migrate")
 			must("memory", "add", "--workspace", "/w", "--kind", "fact", "the release build is make release; it writes bin/app")
 			out := must("bench", "cases", "add", "--file", "../../examples/bench-cases.json")
@@ -70,7 +59,7 @@ func TestBenchCommandsEndToEnd(t *testing.T) {
 			t.Setenv("DEEPSEEK_API_KEY", "sk-test")
 			t.Setenv("MULL_WORKERS_FETCH_COOLDOWN", "10ms")
 			t.Setenv("MULL_WORKERS_FETCH_POLL_INTERVAL", "50ms")
-			stop := startWorker(t, base)
+			stop := startWorker(t, c.base)
 			defer stop()
 
 			out = must("bench", "memory", "--cases", "demo", "--workspace", "/w", "--wait", "--timeout", "3m")

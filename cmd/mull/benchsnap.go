@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -33,13 +34,8 @@ Examples:
   mull bench capture --id before-retry-skill
   mull bench capture --session 01J9… --json`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			snap, err := a.bench.Capture(cmd.Context(), r)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			snap, err := a.bench.Capture(ctx, r)
 			if err != nil {
 				return benchErr(err)
 			}
@@ -54,7 +50,7 @@ Examples:
 				snap.ID, where, countEntries(snap), len(snap.History), snap.StateHash)
 			fmt.Fprintf(g.stdout, "now apply the refinement, then: mull bench run REFINEMENT --reference %s\n", snap.ID)
 			return nil
-		},
+		}),
 	}
 	f := cmd.Flags()
 	f.StringVar(&r.ID, "id", "", "the snapshot's id (default snap_…)")

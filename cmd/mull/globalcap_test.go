@@ -14,7 +14,6 @@ import (
 	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
-	"github.com/mullhq/mull/store/storetest"
 )
 
 // Many sessions ending at once in many workspaces, each workspace with
@@ -24,12 +23,9 @@ func TestGlobalCapBoundsManyWorkspaces(t *testing.T) {
 	const sessions = 12
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			url := dbURL(storetest.Database(t, dialect))
 			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
-			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
-				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
-			}
+			url := migratedDB(t, ctx, dialect)
 			fake := fakeds.New(fakeds.Options{})
 			srv := httptest.NewServer(fake)
 			t.Cleanup(func() { fake.Close(); srv.Close() })

@@ -92,6 +92,9 @@ is told so.`,
 			im := &dshimport.Importer{
 				Home: cmp.Or(home, a.cfg.DSH.Home), Store: a.store, DryRun: dryRun, Settle: a.cfg.Import.Settle.D(),
 				Logger: a.log.With("component", "dsh_import"), Progress: progressPrinter(g),
+				// One run, often a whole home's history: refresh the
+				// planner's statistics whenever it stored anything.
+				AnalyzeAfter: 1,
 			}
 			var imported *sessionSet
 			if !dryRun {

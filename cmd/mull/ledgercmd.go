@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -178,26 +179,21 @@ func newLedgerStatsCmd(g *globals) *cobra.Command {
 
 Token savings are not estimated here. Then each fact that warned or denied.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			sum, err := a.negledger.Stats(cmd.Context(), workspace)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			sum, err := a.negledger.Stats(ctx, workspace)
 			if err != nil {
 				return err
 			}
 			if asJSON {
 				return printJSON(g, sum)
 			}
-			facts, err := a.negledger.List(cmd.Context(), negledger.Filter{Workspace: workspace, Limit: 1000})
+			facts, err := a.negledger.List(ctx, negledger.Filter{Workspace: workspace, Limit: 1000})
 			if err != nil {
 				return err
 			}
 			printLedgerStats(g, sum, facts)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&workspace, "workspace", "", "only this workspace (the DSH cwd)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

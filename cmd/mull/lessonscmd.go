@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -80,13 +81,8 @@ any session of that workspace sees (no session or reflection lessons); with
 neither, the global lessons. --all lists every lesson stored, every state,
 quarantined ones included.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			v, err := a.memories.Lessons(cmd.Context(), q)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			v, err := a.memories.Lessons(ctx, q)
 			if err != nil {
 				return lessonErr(0, err)
 			}
@@ -96,7 +92,7 @@ quarantined ones included.`,
 			}
 			printLessons(g, v)
 			return nil
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&q.Session, "session", "", "the session whose view to show")
@@ -184,13 +180,8 @@ states against the timeline, superseded_by and promoted_from references,
 conflict ends. It checks structure, not meaning. Each problem is one line,
 "L12 rule: detail"; exit status 1 when there is any.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			ps, err := a.memories.CheckLessons(cmd.Context())
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			ps, err := a.memories.CheckLessons(ctx)
 			if err != nil {
 				return err
 			}
@@ -210,7 +201,7 @@ conflict ends. It checks structure, not meaning. Each problem is one line,
 				fmt.Fprintln(g.stdout, "lessons check: no problems")
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -434,13 +425,8 @@ them (no_evidence, unknown_or_open, succeeded, not_in_snapshot, …). Watch
 revise: a gate that refuses every revise shows as revise proposed, 0
 accepted.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			st, err := a.memories.LessonStats(cmd.Context(), ws)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			st, err := a.memories.LessonStats(ctx, ws)
 			if err != nil {
 				return err
 			}
@@ -469,7 +455,7 @@ accepted.`,
 				fmt.Fprintf(g.stdout, "  %s %d\n", c, st.Refusals[c])
 			}
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "only tasks of this workspace")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")

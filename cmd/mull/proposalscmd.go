@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"text/tabwriter"
@@ -36,19 +37,10 @@ func newProposalsListCmd(g *globals) *cobra.Command {
 		Use:   "list",
 		Short: "List proposals, oldest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			list, err := a.memories.Proposals(ctx, ws, status)
 			if err != nil {
-				return err
-			}
-			defer a.close()
-			list, err := a.memories.Proposals(cmd.Context(), ws, status)
-			var fe *memory.FieldError
-			if errors.As(err, &fe) {
-				return usageErr("--%s", fe)
-			}
-			if err != nil {
-				return err
+				return flagError(err)
 			}
 			if asJSON {
 				return printJSON(g, nonNil(list))
@@ -64,7 +56,7 @@ func newProposalsListCmd(g *globals) *cobra.Command {
 					timeOrDash(p.DecidedAt), decider(p), oneLine(p.Summary, 70))
 			}
 			return tw.Flush()
-		},
+		}),
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&ws, "workspace", "", "only this workspace's proposals (the DSH cwd); default: every workspace")
@@ -79,13 +71,8 @@ func newProposalsShowCmd(g *globals) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show one proposal in full, with its decision",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			p, err := a.memories.Proposal(cmd.Context(), args[0])
+		RunE: withApp(g, func(ctx context.Context, a *app, args []string) error {
+			p, err := a.memories.Proposal(ctx, args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no proposal %s", args[0])
 			}
@@ -97,7 +84,7 @@ func newProposalsShowCmd(g *globals) *cobra.Command {
 			}
 			printProposal(g, p)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd

@@ -15,7 +15,6 @@ import (
 	"github.com/mullhq/mull/llm"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
-	"github.com/mullhq/mull/store/storetest"
 )
 
 // A DeepSeek that answers 429 forever with a Retry-After of ten years:
@@ -25,12 +24,9 @@ import (
 func TestEndless429DeadLetters(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			url := dbURL(storetest.Database(t, dialect))
 			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
-			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
-				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
-			}
+			url := migratedDB(t, ctx, dialect)
 			fake := fakeds.New(fakeds.Options{Script: &fakeds.Script{Rules: []fakeds.Rule{
 				{Fault: fakeds.FaultRateLimit, RetryAfter: 315360000},
 			}}})

@@ -38,13 +38,8 @@ workspace's jobs) and whether learning is paused; the workspace's budget today.
 Read and write errors are counted by the serving process ('mull serve'), so
 GET /v1/memory/status has them and this command does not.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			st, err := memstatus.Read(cmd.Context(), memstatus.Deps{Store: a.store, Memories: a.memories, Client: a.client, Budget: a.ledger}, ws)
+		RunE: withApp(g, func(ctx context.Context, a *app, _ []string) error {
+			st, err := memstatus.Read(ctx, memstatus.Deps{Store: a.store, Memories: a.memories, Client: a.client, Budget: a.ledger}, ws)
 			if err != nil {
 				return err
 			}
@@ -53,7 +48,7 @@ GET /v1/memory/status has them and this command does not.`,
 			}
 			printStatus(g.stdout, st)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "the workspace (the DSH cwd); empty: the global library alone")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (GET /v1/memory/status's shape)")
@@ -122,12 +117,8 @@ func cmpOr(s, def string) string {
 // command's dry run, then, on the person's yes (or --yes), its confirm.
 func forgetByKeywords(ctx context.Context, g *globals, a *app, ws, keywords string, yes bool) error {
 	p, err := a.memories.ForgetPlanFor(ctx, ws, keywords)
-	var fe *memory.FieldError
-	if errors.As(err, &fe) {
-		return usageErr("--%s", fe)
-	}
 	if err != nil {
-		return err
+		return flagError(err)
 	}
 	if p.Count == 0 {
 		fmt.Fprintf(g.stdout, "no live memory of %s matches %q\n", ws, keywords)
@@ -188,32 +179,25 @@ directory. Without IDs, the best candidates of the automatic promotion (at most
 				}
 				ids[i] = id
 			}
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			p, err := a.memories.PromoteByHand(cmd.Context(), ws, ids, []string{os.TempDir()})
-			var fe *memory.FieldError
-			if errors.As(err, &fe) {
-				return usageErr("--%s", fe)
-			}
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(g, p)
-			}
-			for _, pr := range p.Promoted {
-				fmt.Fprintf(g.stdout, "promoted memory %d to the global library as memory %d\n", pr.ID, pr.GlobalID)
-			}
-			for _, rf := range p.Refused {
-				fmt.Fprintf(g.stdout, "refused memory %d: %s\n", rf.ID, rf.Reason)
-			}
-			if p.Message != "" {
-				fmt.Fprintln(g.stdout, p.Message)
-			}
-			return nil
+			return withApp(g, func(ctx context.Context, a *app, _ []string) error {
+				p, err := a.memories.PromoteByHand(ctx, ws, ids, []string{os.TempDir()})
+				if err != nil {
+					return flagError(err)
+				}
+				if asJSON {
+					return printJSON(g, p)
+				}
+				for _, pr := range p.Promoted {
+					fmt.Fprintf(g.stdout, "promoted memory %d to the global library as memory %d\n", pr.ID, pr.GlobalID)
+				}
+				for _, rf := range p.Refused {
+					fmt.Fprintf(g.stdout, "refused memory %d: %s\n", rf.ID, rf.Reason)
+				}
+				if p.Message != "" {
+					fmt.Fprintln(g.stdout, p.Message)
+				}
+				return nil
+			})(cmd, args)
 		},
 	}
 	cmd.Flags().StringVar(&ws, "workspace", "", "the workspace whose memories go (the DSH cwd); required")
@@ -235,13 +219,7 @@ after the session's last retro, and after the budget's reset when the
 workspace's budget is spent. 'mull retro run ID' runs one regardless and
 follows it.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			a, err := g.open(ctx, manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
+		RunE: withApp(g, func(ctx context.Context, a *app, args []string) error {
 			sess, err := a.store.GetSession(ctx, args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return &exitError{code: 2, err: fmt.Errorf("no session %q: 'mull sessions list' shows the sessions mull has events from", args[0])}
@@ -269,6 +247,6 @@ follows it.`,
 			}
 			fmt.Fprintln(g.stdout, asked.Message)
 			return nil
-		},
+		}),
 	}
 }

@@ -18,12 +18,7 @@ func TestSteerCommands(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
 			db := storetest.Database(t, dialect)
-			url := dbURL(db)
-			ctx := context.Background()
-			m := func(args ...string) (int, string, string) {
-				t.Helper()
-				return mull(t, ctx, append([]string{"--database-url", url}, args...)...)
-			}
+			m := cli{t, context.Background(), []string{"--database-url", dbURL(db)}}.run
 			if code, out, errOut := m("migrate"); code != 0 {
 				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"database/sql"
 	"errors"
 	"fmt"
@@ -29,39 +30,37 @@ that step's dead letter ('mull dlq retry') brings the run back.`,
 func newWorkflowsListCmd(g *globals) *cobra.Command {
 	var f store.WorkflowFilter
 	var asJSON bool
+	list := withApp(g, func(ctx context.Context, a *app, _ []string) error {
+		runs, err := a.runner.List(ctx, f)
+		if err != nil {
+			return err
+		}
+		if asJSON {
+			return printJSON(g, nonNil(runs))
+		}
+		if len(runs) == 0 {
+			fmt.Fprintln(g.stdout, "no workflow runs")
+			return nil
+		}
+		tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tCREATED\tFINISHED\tERROR")
+		for _, r := range runs {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Status, r.CreatedAt.Format(time.RFC3339),
+				fmtTime(r.FinishedAt), oneLine(r.Error, 80))
+		}
+		return tw.Flush()
+	})
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List workflow runs, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			switch f.Status {
 			case "", store.WorkflowRunning, store.WorkflowSucceeded, store.WorkflowFailed, store.WorkflowCancelled:
 			default:
 				return usageErr("--status %q: want running, succeeded, failed or cancelled", f.Status)
 			}
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			runs, err := a.runner.List(cmd.Context(), f)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(g, nonNil(runs))
-			}
-			if len(runs) == 0 {
-				fmt.Fprintln(g.stdout, "no workflow runs")
-				return nil
-			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tNAME\tSTATUS\tCREATED\tFINISHED\tERROR")
-			for _, r := range runs {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", r.ID, r.Name, r.Status, r.CreatedAt.Format(time.RFC3339),
-					fmtTime(r.FinishedAt), oneLine(r.Error, 80))
-			}
-			return tw.Flush()
+			return list(cmd, args)
 		},
 	}
 	fl := cmd.Flags()
@@ -78,13 +77,8 @@ func newWorkflowsShowCmd(g *globals) *cobra.Command {
 		Use:   "show ID",
 		Short: "Show a run and each of its steps",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			run, err := a.runner.Get(cmd.Context(), args[0])
+		RunE: withApp(g, func(ctx context.Context, a *app, args []string) error {
+			run, err := a.runner.Get(ctx, args[0])
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no workflow run %q", args[0])
 			}
@@ -96,7 +90,7 @@ func newWorkflowsShowCmd(g *globals) *cobra.Command {
 			}
 			printRun(g, run)
 			return nil
-		},
+		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -125,13 +119,8 @@ func newWorkflowsCancelCmd(g *globals) *cobra.Command {
 		Use:   "cancel ID",
 		Short: "Cancel a run: steps not yet started never start",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			a, err := g.open(cmd.Context(), manage)
-			if err != nil {
-				return err
-			}
-			defer a.close()
-			if err := a.runner.Cancel(cmd.Context(), a.client, args[0]); err != nil {
+		RunE: withApp(g, func(ctx context.Context, a *app, args []string) error {
+			if err := a.runner.Cancel(ctx, a.client, args[0]); err != nil {
 				if errors.Is(err, store.ErrNotFound) {
 					return fmt.Errorf("no workflow run %q", args[0])
 				}
@@ -139,7 +128,7 @@ func newWorkflowsCancelCmd(g *globals) *cobra.Command {
 			}
 			fmt.Fprintf(g.stdout, "cancelled workflow run %s\n", args[0])
 			return nil
-		},
+		}),
 	}
 }
 

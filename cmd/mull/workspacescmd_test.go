@@ -10,7 +10,6 @@ import (
 
 	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/store"
-	"github.com/mullhq/mull/store/storetest"
 )
 
 // cols is a table's column gap.
@@ -22,12 +21,9 @@ var cols = regexp.MustCompile(` {2,}`)
 func TestWorkspacesConfigCommands(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			url := dbURL(storetest.Database(t, dialect))
 			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
-			if code, out, errOut := mull(t, ctx, "--database-url", url, "migrate"); code != 0 {
-				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
-			}
+			url := migratedDB(t, ctx, dialect)
 			file := filepath.Join(t.TempDir(), "mull.toml")
 			if err := os.WriteFile(file, []byte("[memory]\nscope = \"both\"\n[workspaces.\"/home/u/p\"]\nretro = false\n"), 0o600); err != nil {
 				t.Fatal(err)

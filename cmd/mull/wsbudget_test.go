@@ -19,7 +19,6 @@ import (
 	"github.com/mullhq/mull/internal/testwait"
 	"github.com/mullhq/mull/llm/fakeds"
 	"github.com/mullhq/mull/store"
-	"github.com/mullhq/mull/store/storetest"
 )
 
 // A per-workspace budget set through the admin route holds on that
@@ -28,12 +27,9 @@ import (
 func TestWorkspaceBudgetHoldsOnNextRetro(t *testing.T) {
 	for _, dialect := range []string{store.SQLite, store.Postgres} {
 		t.Run(dialect, func(t *testing.T) {
-			dbu := dbURL(storetest.Database(t, dialect))
 			ctx, cancel := context.WithTimeout(context.Background(), testwait.Patience(t))
 			defer cancel()
-			if code, out, errOut := mull(t, ctx, "--database-url", dbu, "migrate"); code != 0 {
-				t.Fatalf("migrate: exit %d\n%s%s", code, out, errOut)
-			}
+			dbu := migratedDB(t, ctx, dialect)
 			fake := fakeds.New(fakeds.Options{})
 			srv := httptest.NewServer(fake)
 			t.Cleanup(func() { fake.Close(); srv.Close() })

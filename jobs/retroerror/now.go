@@ -47,22 +47,16 @@ func (h *Hook) Now(ctx context.Context, tx *sql.Tx, client *engine.Client, s sto
 		return Asked{}, err
 	}
 	now := h.Store.Now()
-	if !s.Primary {
-		return Asked{Message: fmt.Sprintf("session %s is a subagent's: its parent session's retro learns from its events", s.ID)}, nil
-	}
-	if h.Workspaces != nil && !h.Workspaces.Effective(s.Workspace).RetroOn() {
-		return Asked{Message: fmt.Sprintf("retros are off for workspace %s (its retro setting): `mull config print --workspace %s` shows where that comes from", s.Workspace, s.Workspace)}, nil
-	}
-	if learnable(s) == 0 {
-		return Asked{Message: fmt.Sprintf("session %s has no event to learn from yet", s.ID)}, nil
+	retroOn := h.Workspaces == nil || h.Workspaces.Effective(s.Workspace).RetroOn()
+	if why := nothingToAsk(s, retroOn); why != "" {
+		return Asked{Message: why}, nil
 	}
 	last, err := h.Store.LastRetroOf(ctx, tx, s.ID)
 	if err != nil {
 		return Asked{}, err
 	}
-	if !last.IsZero() && !last.Before(s.LastEventAt) {
-		return Asked{Message: fmt.Sprintf("session %s had its retro at %s, after its last event (%s): nothing new to learn",
-			s.ID, last.UTC().Format(time.RFC3339), s.LastEventAt.UTC().Format(time.RFC3339))}, nil
+	if why := learnedAlready(s, last); why != "" {
+		return Asked{Message: why}, nil
 	}
 	if id, state, ok, err := h.Store.WaitingRetro(ctx, tx, s.ID); err != nil || ok {
 		return Asked{JobID: id, State: state, Message: fmt.Sprintf("a retro of session %s is already queued (job %d, %s)", s.ID, id, state)}, err
@@ -71,11 +65,7 @@ func (h *Hook) Now(ctx context.Context, tx *sql.Tx, client *engine.Client, s sto
 	if err != nil {
 		return Asked{}, err
 	}
-	at := now
-	if !state.LastScheduledAt.IsZero() {
-		at = later(at, state.LastScheduledAt.Add(h.rules().MinGap))
-	}
-	at = later(at, notBefore)
+	at := runAt(now, state.LastScheduledAt, h.rules().MinGap, notBefore)
 	var opts *river.InsertOpts
 	if at.After(now) {
 		opts = &river.InsertOpts{ScheduledAt: at}
@@ -89,12 +79,56 @@ func (h *Hook) Now(ctx context.Context, tx *sql.Tx, client *engine.Client, s sto
 	if err := h.Store.PutErrorRetro(ctx, tx, state); err != nil {
 		return Asked{}, err
 	}
-	a := Asked{JobID: res.Job.ID, State: string(res.Job.State), At: at, Enqueued: true,
-		Message: fmt.Sprintf("retro of session %s queued as job %d", s.ID, res.Job.ID)}
-	if at.After(now) {
-		a.Message += fmt.Sprintf("; it runs at %s", at.UTC().Format(time.RFC3339))
+	return Asked{JobID: res.Job.ID, State: string(res.Job.State), At: at, Enqueued: true,
+		Message: queuedMessage(s.ID, res.Job.ID, at, now)}, nil
+}
+
+// nothingToAsk says why session s gets no retro whatever its history
+// holds ("" when it may): a subagent's session (its parent's retro reads
+// its events), a workspace whose retros are off, a session with no event
+// but its start and end.
+func nothingToAsk(s store.Session, retroOn bool) string {
+	switch {
+	case !s.Primary:
+		return fmt.Sprintf("session %s is a subagent's: its parent session's retro learns from its events", s.ID)
+	case !retroOn:
+		return fmt.Sprintf("retros are off for workspace %s (its retro setting): `mull config print --workspace %s` shows where that comes from", s.Workspace, s.Workspace)
+	case learnable(s) == 0:
+		return fmt.Sprintf("session %s has no event to learn from yet", s.ID)
 	}
-	return a, nil
+	return ""
+}
+
+// learnedAlready says why session s, retro'd last at last (zero: never),
+// has nothing new to learn ("" when it has): that retro came at or after
+// its last event.
+func learnedAlready(s store.Session, last time.Time) string {
+	if last.IsZero() || last.Before(s.LastEventAt) {
+		return ""
+	}
+	return fmt.Sprintf("session %s had its retro at %s, after its last event (%s): nothing new to learn",
+		s.ID, last.UTC().Format(time.RFC3339), s.LastEventAt.UTC().Format(time.RFC3339))
+}
+
+// runAt is when an asked retro may run: now, but no sooner than minGap
+// after the session's last scheduled retro (zero: none) and than
+// notBefore (zero: no bound).
+func runAt(now, lastScheduled time.Time, minGap time.Duration, notBefore time.Time) time.Time {
+	at := now
+	if !lastScheduled.IsZero() {
+		at = later(at, lastScheduled.Add(minGap))
+	}
+	return later(at, notBefore)
+}
+
+// queuedMessage tells the person who asked that the retro is job id, and
+// when it runs if that is not now.
+func queuedMessage(session string, id int64, at, now time.Time) string {
+	msg := fmt.Sprintf("retro of session %s queued as job %d", session, id)
+	if at.After(now) {
+		msg += fmt.Sprintf("; it runs at %s", at.UTC().Format(time.RFC3339))
+	}
+	return msg
 }
 
 // learnable counts a session's events other than its start and end.

@@ -319,3 +319,49 @@ func TestWorkerApplies(t *testing.T) {
 		}
 	})
 }
+
+// Now queues one retro of a session with something to learn, runs no
+// sooner than the budget's reset, answers a second ask with the waiting
+// job, and queues nothing for a session with nothing to learn.
+func TestNowQueuesOnce(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		r := newFoldRig(t, s) // its client can queue retro_session
+		h := &retroerror.Hook{Store: s, Logger: enginetest.Logger()}
+		ask := func(id string, notBefore time.Time) retroerror.Asked {
+			t.Helper()
+			sess, err := s.GetSession(ctx, id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var a retroerror.Asked
+			if err := s.InTx(ctx, func(tx *sql.Tx) (err error) {
+				a, err = h.Now(ctx, tx, r.client, sess, notBefore)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return a
+		}
+		r.start(t, "empty", true)
+		if a := ask("empty", time.Time{}); a.Enqueued || a.JobID != 0 || !strings.Contains(a.Message, "no event to learn from yet") {
+			t.Fatalf("a session with nothing to learn: %+v", a)
+		}
+
+		r.start(t, "s1", true)
+		r.ingest(t, r.event("s1", events.UserMessage, `{"text":"fix the build"}`))
+		reset := r.now.Add(2 * time.Hour)
+		first := ask("s1", reset)
+		if !first.Enqueued || first.JobID == 0 || !first.At.Equal(reset) || first.State != string(rivertype.JobStateScheduled) ||
+			!strings.Contains(first.Message, "; it runs at "+reset.Format(time.RFC3339)) {
+			t.Fatalf("first ask: %+v", first)
+		}
+		if st := r.state(t, "s1"); !st.LastScheduledAt.Equal(reset) {
+			t.Fatalf("the ask was not recorded as the session's latest retro: %+v", st)
+		}
+		again := ask("s1", time.Time{})
+		if again.Enqueued || again.JobID != first.JobID || !strings.Contains(again.Message, "already queued") {
+			t.Fatalf("second ask: %+v", again)
+		}
+	})
+}

@@ -79,9 +79,7 @@ func Memories(tb testing.TB, s *store.Store, workspace string, from, n int, at t
 	if err != nil {
 		tb.Fatalf("storetest: fill %d memories: %v", n, err)
 	}
-	if s.Dialect == store.Postgres {
-		if _, err := s.DB.ExecContext(ctx, "analyze memories"); err != nil {
-			tb.Fatalf("storetest: analyze memories: %v", err)
-		}
+	if err := s.Analyze(ctx, "memories"); err != nil {
+		tb.Fatalf("storetest: %v", err)
 	}
 }

@@ -93,3 +93,17 @@ func randomHex(n int) string {
 	}
 	return hex.EncodeToString(b)
 }
+
+// Analyzed reports whether table was analyzed by hand (ANALYZE, not
+// autovacuum) in s's database: pg_stat_user_tables.last_analyze. Postgres
+// only.
+func Analyzed(tb testing.TB, s *store.Store, table string) bool {
+	tb.Helper()
+	var at sql.NullTime
+	err := s.DB.QueryRowContext(context.Background(),
+		`select last_analyze from pg_stat_user_tables where schemaname = current_schema() and relname = $1`, table).Scan(&at)
+	if err != nil {
+		tb.Fatalf("storetest: last_analyze of %s: %v", table, err)
+	}
+	return at.Valid
+}
