@@ -45,6 +45,9 @@ type Runner struct {
 	// beforeRunLock, when set (tests only), runs just before a step's
 	// success takes its run's row, so a test can hold that row then.
 	beforeRunLock func(step string)
+	// slots bounds how many steps' starts and ends are in the database at
+	// once (see slot).
+	slots chan struct{}
 }
 
 // CutOff is in the error of a step job cancelled because its run had
@@ -55,7 +58,8 @@ const CutOff = store.StepCutOff
 
 // New makes a Runner over a store.
 func New(s *store.Store, logger *slog.Logger) *Runner {
-	return &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{}}
+	return &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{},
+		slots: make(chan struct{}, bookkeepingSlots())}
 }
 
 // Def describes one workflow run to start.
