@@ -46,7 +46,8 @@ type Runner struct {
 	// success takes its run's row, so a test can hold that row then.
 	beforeRunLock func(step string)
 	// slots bounds how many steps' starts and ends are in the database at
-	// once (see slot).
+	// once (see slot); nil on SQLite, whose one connection runs one
+	// transaction at a time anyway.
 	slots chan struct{}
 }
 
@@ -58,8 +59,11 @@ const CutOff = store.StepCutOff
 
 // New makes a Runner over a store.
 func New(s *store.Store, logger *slog.Logger) *Runner {
-	return &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{},
-		slots: make(chan struct{}, bookkeepingSlots())}
+	r := &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{}}
+	if s.Dialect == store.Postgres {
+		r.slots = make(chan struct{}, bookkeepingSlots())
+	}
+	return r
 }
 
 // Def describes one workflow run to start.
