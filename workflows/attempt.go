@@ -1,6 +1,7 @@
 package workflows
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -47,6 +48,11 @@ type snapshot struct {
 // it. A nil snapshot means the step must not run; Work returns err as is
 // (nil, or a JobCancel).
 func (r *Runner) begin(ctx context.Context, a attempt) (*snapshot, error) {
+	release, err := r.slot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
 	// The common case is one statement, its own transaction; anything
 	// unusual is decided in one from the step's row, held, and the run's.
 	start, ok, err := r.store.TryStartWorkflowStep(ctx, r.store.DB, a.runID, a.step, a.job.ID, a.job.Attempt)
@@ -132,6 +138,14 @@ func (r *Runner) call(ctx context.Context, a attempt, fn func() (Result, error))
 func (r *Runner) end(ctx context.Context, a attempt, replay bool, res Result, err error) error {
 	bk, cancel := context.WithTimeout(context.WithoutCancel(ctx), bookkeepingTimeout)
 	defer cancel()
+	release, slotErr := r.slot(bk)
+	if slotErr != nil {
+		// Nothing recorded, as when the bookkeeping fails: River retries.
+		r.logger.ErrorContext(bk, "workflow step: recording its end", "run_id", a.runID, "step", a.step,
+			"job_id", a.job.ID, "error", slotErr)
+		return cmp.Or(err, slotErr)
+	}
+	defer release()
 	if err == nil {
 		err = r.succeed(bk, a, res)
 	}

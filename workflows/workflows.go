@@ -45,6 +45,10 @@ type Runner struct {
 	// beforeRunLock, when set (tests only), runs just before a step's
 	// success takes its run's row, so a test can hold that row then.
 	beforeRunLock func(step string)
+	// slots bounds how many steps' starts and ends are in the database at
+	// once (see slot); nil on SQLite, whose one connection runs one
+	// transaction at a time anyway.
+	slots chan struct{}
 }
 
 // CutOff is in the error of a step job cancelled because its run had
@@ -55,7 +59,11 @@ const CutOff = store.StepCutOff
 
 // New makes a Runner over a store.
 func New(s *store.Store, logger *slog.Logger) *Runner {
-	return &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{}}
+	r := &Runner{store: s, logger: logger.With("component", "workflows"), kinds: map[string]bool{}}
+	if s.Dialect == store.Postgres {
+		r.slots = make(chan struct{}, bookkeepingSlots())
+	}
+	return r
 }
 
 // Def describes one workflow run to start.
