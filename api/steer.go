@@ -114,7 +114,12 @@ func (s *Server) agentDecide(status string) http.HandlerFunc {
 			// must not approve its own change to every agent's harness.
 			writeError(w, http.StatusForbidden, agentHarnessRefused)
 			return
-		case r.URL.Query().Has("workspace") && r.URL.Query().Get("workspace") != p.Workspace:
+		case r.URL.Query().Get("workspace") == "":
+			// Without it any workspace's agent could decide every
+			// workspace's proposals.
+			writeError(w, http.StatusBadRequest, "workspace is required: an agent decides only its own workspace's proposals (?workspace=)")
+			return
+		case r.URL.Query().Get("workspace") != p.Workspace:
 			writeError(w, http.StatusForbidden, "proposal "+id+" is another workspace's: an agent decides only its own workspace's proposals")
 			return
 		}

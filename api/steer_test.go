@@ -350,22 +350,23 @@ func TestAgentProposalRoutes(t *testing.T) {
 			t.Fatal(err)
 		}
 		before = storetest.Dump(t, s)
-		expectError(t, serve(open.srv, "POST", "/v1/proposals/harness-1/accept", ""), http.StatusForbidden, "harness.require_global_approval")
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/harness-1/accept?workspace=/h", ""), http.StatusForbidden, "harness.require_global_approval")
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept", ""), http.StatusBadRequest, "workspace is required")
 		expectError(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept?workspace=/v", ""), http.StatusForbidden, "another workspace's")
 		expectError(t, serve(open.srv, "POST", "/v1/proposals/nope/accept", ""), http.StatusNotFound, "no proposal nope")
 		if storetest.Dump(t, s) != before {
 			t.Fatal("a refused agent decision changed the store")
 		}
 		var d decisionBody
-		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept", `{"note":"looks right"}`), http.StatusOK, &d)
+		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-1/accept?workspace=/w", `{"note":"looks right"}`), http.StatusOK, &d)
 		if d.Proposal.Status != store.ProposalAccepted || d.Proposal.Note != "looks right" || d.Proposal.DecidedBy != store.DecidedByAgent {
 			t.Fatalf("accept: %+v", d)
 		}
-		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-2/reject", `{"note":"we lint in the editor"}`), http.StatusOK, &d)
+		expect(t, serve(open.srv, "POST", "/v1/proposals/retro-2/reject?workspace=/v", `{"note":"we lint in the editor"}`), http.StatusOK, &d)
 		if d.Proposal.Status != store.ProposalRejected || d.Lesson == nil {
 			t.Fatalf("reject: %+v", d)
 		}
-		expectError(t, serve(open.srv, "POST", "/v1/proposals/retro-2/accept", ""), http.StatusConflict, "already rejected")
+		expectError(t, serve(open.srv, "POST", "/v1/proposals/retro-2/accept?workspace=/v", ""), http.StatusConflict, "already rejected")
 		expect(t, serve(open.srv, "GET", "/v1/proposals?workspace=/w", ""), http.StatusOK, &list)
 		if !list.AgentMayDecide || len(list.Proposals) != 1 || list.Proposals[0].Status != store.ProposalAccepted {
 			t.Fatalf("list after: %+v", list)

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// The panel's list of tasks (web/tasks.go): the rows behind a lesson's
+// The panel's list of tasks (web/lessons_tasks.go): the rows behind a lesson's
 // precedent counts (verified, counterexamples, exposures).
 
 // TaskPage narrows PanelTasks. Empty fields match everything.

@@ -137,6 +137,49 @@ func TestMatchMemoriesRelevance(t *testing.T) {
 	})
 }
 
+// TestMatchMemoriesLimitKeepsTheBest: the limit cuts after ranking by
+// relevance, so limit 1 is the most relevant hit; equal relevance goes to
+// the newer memory; an invalidated memory leaves its place to the next.
+func TestMatchMemoriesLimitKeepsTheBest(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		storetest.Memories(t, s, "/w", 0, 50, fillerAt)
+		weak := insertText(t, s, "/w", "a long note about lunch and the weather that says deploy once among many other words of little use")
+		strong := insertText(t, s, "/w", "deploy with the deploy script")
+		middle := insertText(t, s, "/w", "deploy from the release branch only")
+		best := func(limit int) []int64 {
+			t.Helper()
+			found, err := s.MatchMemories(ctx, s.DB, []string{"/w"}, []string{"deploy"}, limit)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var ids []int64
+			for _, m := range found {
+				ids = append(ids, m.ID)
+			}
+			return ids
+		}
+		if got := best(1); !slices.Equal(got, []int64{strong}) {
+			t.Fatalf("limit 1: %v; want the strongest %d (weak %d, middle %d)", got, strong, weak, middle)
+		}
+		if got := best(2); !slices.Equal(got, []int64{strong, middle}) {
+			t.Fatalf("limit 2: %v; want %d then %d", got, strong, middle)
+		}
+		twin := insertText(t, s, "/w", "deploy with the deploy script")
+		if got := best(1); !slices.Equal(got, []int64{twin}) {
+			t.Fatalf("equal relevance: %v; want the newer %d over %d", got, twin, strong)
+		}
+		for _, id := range []int64{twin, strong} {
+			if ok, err := s.InvalidateMemory(ctx, s.DB, id, fillerAt, "forgot", 0); !ok || err != nil {
+				t.Fatalf("invalidate %d: %v, %v", id, ok, err)
+			}
+		}
+		if got := best(1); !slices.Equal(got, []int64{middle}) {
+			t.Fatalf("after invalidating the best two: %v; want %d", got, middle)
+		}
+	})
+}
+
 // TestMigrationMemorySearchBackfills: the search migration indexes the
 // memories stored before it.
 func TestMigrationMemorySearchBackfills(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 
@@ -28,12 +29,12 @@ type browser struct {
 	shots string
 }
 
-// browser starts Chromium for t. Its every wait lasts as long as the
-// test's deadline allows (testwait.Patience: go test -timeout, less time to
-// report and clean up), so a step that never happens fails saying what it
-// waited for. There is no fixed cap: on a busy machine one subtest takes
+// browser starts Chromium for t, for as long as the test's deadline allows
+// (testwait.Patience: go test -timeout, less time to report and clean up).
+// The subtest as a whole has no fixed cap: on a busy machine one takes
 // minutes (four at a load of 50 on 2 cores), and the old three-minute cap
-// failed those runs for no fault of the panel.
+// failed those runs for no fault of the panel. Each step has its own
+// (stepPatience), so one that never happens fails saying what it waited for.
 func (e *env) browser(t *testing.T) *browser {
 	t.Helper()
 	path := chromium(t)
@@ -45,6 +46,11 @@ func (e *env) browser(t *testing.T) *browser {
 	t.Cleanup(cancelAlloc)
 	bctx, cancelBrowser := chromedp.NewContext(actx)
 	t.Cleanup(cancelBrowser)
+	// The first Run starts Chromium, under the test's whole deadline: a
+	// step's own timeout ending would close the browser with it.
+	if err := chromedp.Do(bctx); err != nil {
+		t.Fatalf("browser: start Chromium: %v", err)
+	}
 	shots := filepath.Join(t.TempDir(), "screenshots")
 	if dir := os.Getenv("MULL_TEST_SCREENSHOTS_DIR"); dir != "" {
 		shots = filepath.Join(dir, safeName(t.Name()))
@@ -55,6 +61,19 @@ func (e *env) browser(t *testing.T) *browser {
 	return &browser{t: t, e: e, ctx: bctx, shots: shots}
 }
 
+// stepPatience bounds one browser step (a click and the page it leads to,
+// a read, a screenshot) within the test's deadline: a step that can never
+// happen (a click that navigates nowhere) fails on its own in minutes,
+// saying what it waited for, rather than using up the package's -timeout.
+const stepPatience = 4 * time.Minute
+
+// step is the context of one browser step.
+func (b *browser) step() context.Context {
+	ctx, cancel := context.WithTimeout(b.ctx, stepPatience)
+	b.t.Cleanup(cancel)
+	return ctx
+}
+
 var unsafeChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
 
 func safeName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
@@ -62,7 +81,7 @@ func safeName(s string) string { return unsafeChars.ReplaceAllString(s, "_") }
 // do runs actions, failing the test with what it was doing.
 func (b *browser) do(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	if err := chromedp.Do(b.ctx, actions...); err != nil {
+	if err := chromedp.Do(b.step(), actions...); err != nil {
 		b.t.Fatalf("browser: %s: %v", what, err)
 	}
 }
@@ -87,7 +106,7 @@ func (b *browser) open(path string) {
 // text is the visible text of the first element sel matches.
 func (b *browser) text(sel string) string {
 	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(chromedp.CSS(sel)))
+	s, err := chromedp.Run(b.step(), chromedp.Text(chromedp.CSS(sel)))
 	if err != nil {
 		b.t.Fatalf("browser: text of %s: %v", sel, err)
 	}
@@ -97,7 +116,7 @@ func (b *browser) text(sel string) string {
 // has reports whether sel matches an element now (without waiting).
 func (b *browser) has(sel string) bool {
 	b.t.Helper()
-	n, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`document.querySelector(`+jsString(sel)+`) !== null`))
+	n, err := chromedp.Run(b.step(), chromedp.Evaluate[bool](`document.querySelector(`+jsString(sel)+`) !== null`))
 	if err != nil {
 		b.t.Fatalf("browser: query %s: %v", sel, err)
 	}
@@ -107,7 +126,7 @@ func (b *browser) has(sel string) bool {
 // location is the page's URL.
 func (b *browser) location() string {
 	b.t.Helper()
-	loc, err := chromedp.Run(b.ctx, chromedp.Location())
+	loc, err := chromedp.Run(b.step(), chromedp.Location())
 	if err != nil {
 		b.t.Fatal(err)
 	}
@@ -124,7 +143,7 @@ func (b *browser) location() string {
 // then sees part of the page.
 func (b *browser) follow(what string, actions ...chromedp.Action[chromedp.Void]) {
 	b.t.Helper()
-	res, err := chromedp.RunResponse(b.ctx, actions...)
+	res, err := chromedp.RunResponse(b.step(), actions...)
 	if err != nil {
 		b.t.Fatalf("browser: %s: %v", what, err)
 	}
@@ -133,7 +152,7 @@ func (b *browser) follow(what string, actions ...chromedp.Action[chromedp.Void])
 		if res != nil {
 			status = res.Status
 		}
-		body, _ := chromedp.Run(b.ctx, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+		body, _ := chromedp.Run(b.step(), chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
 		b.t.Fatalf("browser: %s: the page answered %d:\n%s", what, status, body)
 	}
 }
@@ -141,7 +160,7 @@ func (b *browser) follow(what string, actions ...chromedp.Action[chromedp.Void])
 // shot saves a full-page PNG named after name under b.shots.
 func (b *browser) shot(name string) {
 	b.t.Helper()
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+	png, err := chromedp.Run(b.step(), chromedp.FullScreenshot(100))
 	if err != nil {
 		b.t.Fatalf("browser: screenshot %s: %v", name, err)
 	}

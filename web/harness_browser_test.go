@@ -32,7 +32,7 @@ func TestPanelBrowserHarness(t *testing.T) {
 		}
 		// Answer the form's confirm() yes, and keep its question across
 		// the navigation to check it was asked.
-		if _, err := chromedp.Run(b.ctx, chromedp.Evaluate[any](
+		if _, err := chromedp.Run(b.step(), chromedp.Evaluate[any](
 			`window.confirm = function (m) { sessionStorage.setItem("asked", m); return true; }; true`)); err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func TestPanelBrowserHarness(t *testing.T) {
 		if flash := b.text("p.flash"); !strings.Contains(flash, "rolled back "+d.Updated) {
 			t.Fatalf("flash %q", flash)
 		}
-		asked, err := chromedp.Run(b.ctx, chromedp.Evaluate[string](`sessionStorage.getItem("asked") || ""`))
+		asked, err := chromedp.Run(b.step(), chromedp.Evaluate[string](`sessionStorage.getItem("asked") || ""`))
 		if err != nil || !strings.Contains(asked, "Roll back refinement "+d.Updated) {
 			t.Fatalf("the confirm asked %q (%v)", asked, err)
 		}

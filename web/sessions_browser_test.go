@@ -74,7 +74,7 @@ func TestPanelBrowserSessions(t *testing.T) {
 // count is how many elements sel matches now.
 func (b *browser) count(sel string) int {
 	b.t.Helper()
-	n, err := chromedp.Run(b.ctx, chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
+	n, err := chromedp.Run(b.step(), chromedp.Evaluate[int](`document.querySelectorAll(`+jsString(sel)+`).length`))
 	if err != nil {
 		b.t.Fatalf("browser: count %s: %v", sel, err)
 	}
