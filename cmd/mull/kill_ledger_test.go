@@ -109,7 +109,11 @@ func killAfterCheck(t *testing.T, r *ledgerRig, a *serveProc) {
 // answered from the receipt, counting nothing.
 func killAfterObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-observe", ledger.ModeWarn)
-	k := r.serve(t)
+	// Its own survivor, whose facts stay due an hour: with the rig's 2s a
+	// loaded machine can reach the retry before the repeat, which is then
+	// a verification (evidence), not a duplicate.
+	a = r.serve(t, retryInAnHour)
+	k := r.serve(t, retryInAnHour)
 	first := negledger.ObserveRequest{Call: bashCall(ws, "s0", "ko-0", "npm run lint"), Outcome: failed()}
 	o := k.observe(t, first)
 	k.kill9(t)
@@ -125,6 +129,11 @@ func killAfterObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	}
 	r.consistent(t, ws, ledger.Savings{DuplicateFailuresObserved: 1, WarningsEmitted: 1})
 }
+
+// retryInAnHour starts a process whose command facts stay due an hour:
+// for the tests that count duplicates, which only a fact not yet due
+// makes of a repeat failure.
+const retryInAnHour = "MULL_LEDGER_COMMAND_RETRY_AFTER=1h"
 
 // dieAt sends body to a process started with a failpoint and waits until
 // it killed itself there, before answering.
@@ -143,8 +152,9 @@ func dieAt(t *testing.T, r *ledgerRig, point, path string, body any, env ...stri
 // evidence version is stored, and the resent request then counts once.
 func killMidObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-mid-observe", ledger.ModeWarn)
+	a = r.serve(t, retryInAnHour) // see killAfterObserve
 	first := negledger.ObserveRequest{Call: bashCall(ws, "s0", "km-0", "make test"), Outcome: failed()}
-	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", first)
+	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", first, retryInAnHour)
 	if fs := r.facts(t, ws); len(fs) != 0 {
 		t.Fatalf("facts after a kill inside the first observe: %+v, want none", fs)
 	}
@@ -153,7 +163,7 @@ func killMidObserve(t *testing.T, r *ledgerRig, a *serveProc) {
 	}
 	f := r.current(t, ws)
 	dup := negledger.ObserveRequest{Call: bashCall(ws, "s1", "km-1", "make test"), Outcome: failed()}
-	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", dup)
+	dieAt(t, r, store.FailpointLedgerRecord, "/v1/ledger/observe", dup, retryInAnHour)
 	if g := r.current(t, ws); g.Revision != f.Revision || g.Savings != (ledger.Savings{}) {
 		t.Fatalf("fact after a kill inside a duplicate's observe: %+v, want revision %d and no counts", g, f.Revision)
 	}
@@ -215,7 +225,7 @@ func killMidSettle(t *testing.T, r *ledgerRig, a *serveProc) {
 func killMidBatch(t *testing.T, r *ledgerRig, a *serveProc) {
 	// Recorded with retries an hour off, so only the file's change can
 	// let them run again.
-	rec := r.serve(t, "MULL_LEDGER_COMMAND_RETRY_AFTER=1h")
+	rec := r.serve(t, retryInAnHour)
 	facts := batchFacts(t, r, rec, "kb")
 	rec.kill9(t)
 	dieAt(t, r, store.FailpointLedgerTransition, "/v1/ledger/fs", v2("kb"))
@@ -240,7 +250,11 @@ func killMidBatch(t *testing.T, r *ledgerRig, a *serveProc) {
 func killDuringBurst(t *testing.T, r *ledgerRig, a *serveProc) {
 	ws := wsFor("kill-burst", ledger.ModeWarn)
 	const n, sessions = 48, 4
-	k := r.serve(t)
+	// Facts due in an hour on both processes: on a loaded machine the
+	// burst outlasts the rig's 2s, and a failure after the retry is due
+	// is a verification (evidence), not a duplicate.
+	a = r.serve(t, retryInAnHour)
+	k := r.serve(t, retryInAnHour)
 	rng := killRNG(t)
 	reqs := make([]negledger.ObserveRequest, n)
 	for i := range reqs {
