@@ -106,6 +106,7 @@ var inputRoutes = []inputRoute{
 	{pattern: "GET /v1/memories/search", query: map[string]string{"workspace": "/w", "session": "session-1", "q": "make", "limit": "5"}},
 	{pattern: "POST /v1/memories/{id}/invalidate", path: map[string]string{"id": "1"}, body: `{"reason":"moved to bun","superseded_by":0}`},
 	{pattern: "POST /v1/memories/{id}/verify", path: map[string]string{"id": "1"}},
+	{pattern: "POST /v1/admin/memories/{id}/verify", path: map[string]string{"id": "1"}},
 	{pattern: "GET /v1/playbooks", query: map[string]string{"workspace": "/w", "session": "session-1"}},
 	{pattern: "POST /v1/playbooks/{slug}/use", path: map[string]string{"slug": "deploy"}, query: map[string]string{"workspace": "/w"}, body: `{"workspace":"/w","success":true}`},
 	{pattern: "GET /v1/admin/proposals", query: map[string]string{"workspace": "/w", "status": "pending"}},

@@ -20,7 +20,8 @@ func (s *Server) routesMemory() {
 	s.mux.Handle("POST /v1/memories", s.apiAuth(s.withMemories(s.postMemory)))
 	s.mux.Handle("GET /v1/memories/search", s.apiAuth(s.withMemories(s.searchMemories)))
 	s.mux.Handle("POST /v1/memories/{id}/invalidate", s.apiAuth(s.withMemories(s.invalidateMemory)))
-	s.mux.Handle("POST /v1/memories/{id}/verify", s.apiAuth(s.withMemories(s.verifyMemory)))
+	s.mux.Handle("POST /v1/memories/{id}/verify", s.apiAuth(s.withMemories(s.verifyMemory(store.ActorAgent))))
+	s.mux.Handle("POST /v1/admin/memories/{id}/verify", s.admin(s.withMemories(s.verifyMemory(store.ActorAPI))))
 	s.routesPlaybooks()
 	s.routesProposals()
 }
@@ -133,7 +134,9 @@ func (s *Server) postMemory(w http.ResponseWriter, r *http.Request) {
 		writeField(w, "workspace", "required (the DSH cwd)")
 		return
 	}
-	res, err := s.deps.Memories.Remember(r.Context(), in, memory.Provenance{Origin: memory.OriginTool})
+	// A duplicate the agent vouches for (src user: the human said it) is
+	// verified by the agent.
+	res, err := s.deps.Memories.Remember(r.Context(), in, memory.Provenance{Origin: memory.OriginTool, By: store.ActorAgent})
 	var fe *memory.FieldError
 	var qe *memories.QuarantinedError
 	if err != nil && !errors.As(err, &qe) {
@@ -194,26 +197,30 @@ func (s *Server) searchMemories(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"results": out})
 }
 
-// verifyMemory is a person confirming a memory (a human's command through
-// the bridge, or an operator): it is verified now, and its src becomes
-// user. It takes no body. 409 refuses an invalidated or quarantined memory.
-func (s *Server) verifyMemory(w http.ResponseWriter, r *http.Request) {
-	id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
-	if err != nil || id < 1 {
-		writeField(w, "id", "want a memory id, got "+strconv.Quote(r.PathValue("id")))
-		return
-	}
-	m, err := s.deps.Memories.Verify(r.Context(), id)
-	var nl *memories.NotLiveError
-	switch {
-	case errors.Is(err, store.ErrNotFound):
-		writeError(w, http.StatusNotFound, "no memory "+strconv.FormatInt(id, 10))
-	case errors.As(err, &nl):
-		writeError(w, http.StatusConflict, nl.Error())
-	case err != nil:
-		writeError(w, http.StatusInternalServerError, "verify: "+err.Error())
-	default:
-		writeJSON(w, http.StatusOK, map[string]any{"memory": memories.AgentView(m)})
+// verifyMemory is a person confirming a memory, recorded as verified by
+// by: store.ActorAgent on the bridge's route (a human's command through the
+// agent), ActorAPI on the admin route (an operator). It is verified now,
+// and its src becomes user. It takes no body. 409 refuses an invalidated
+// or quarantined memory.
+func (s *Server) verifyMemory(by string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		id, err := strconv.ParseInt(r.PathValue("id"), 10, 64)
+		if err != nil || id < 1 {
+			writeField(w, "id", "want a memory id, got "+strconv.Quote(r.PathValue("id")))
+			return
+		}
+		m, err := s.deps.Memories.Verify(r.Context(), id, by)
+		var nl *memories.NotLiveError
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			writeError(w, http.StatusNotFound, "no memory "+strconv.FormatInt(id, 10))
+		case errors.As(err, &nl):
+			writeError(w, http.StatusConflict, nl.Error())
+		case err != nil:
+			writeError(w, http.StatusInternalServerError, "verify: "+err.Error())
+		default:
+			writeJSON(w, http.StatusOK, map[string]any{"memory": memories.AgentView(m)})
+		}
 	}
 }
 

@@ -283,7 +283,8 @@ func BenchmarkDigestRead(b *testing.B) {
 }
 
 // POST /v1/memories/{id}/verify verifies a memory a retro wrote (now, and
-// again later), behind the API token; 404, 409 and 400 say what is wrong.
+// again later), behind the API token, as the agent; the admin route
+// verifies it as the admin API; 404, 409 and 400 say what is wrong.
 func TestVerifyMemoryRoute(t *testing.T) {
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		ctx := context.Background()
@@ -305,14 +306,28 @@ func TestVerifyMemoryRoute(t *testing.T) {
 			Memory memory.Memory `json:"memory"`
 		}
 		expect(t, serve(srv, "POST", path, "", auth), http.StatusOK, &v)
-		if v.Memory.ID != id || !v.Memory.VerifiedAt.Equal(now) || v.Memory.Src != memory.SrcUser || memory.Importance(v.Memory, now) != 8 {
+		if v.Memory.ID != id || !v.Memory.VerifiedAt.Equal(now) || v.Memory.Src != memory.SrcUser || memory.Importance(v.Memory, now) != 8 ||
+			v.Memory.VerifiedBy != store.ActorAgent {
 			t.Fatalf("verify: %+v", v.Memory)
 		}
 		now = now.Add(time.Hour)
-		expect(t, serve(srv, "POST", path, "", auth), http.StatusOK, &v)
-		if !v.Memory.VerifiedAt.Equal(now) {
-			t.Fatalf("verify again: verified at %s, want %s", v.Memory.VerifiedAt, now)
+		admin := fmt.Sprintf("/v1/admin/memories/%d/verify", id)
+		expect(t, serve(srv, "POST", admin, "", auth), http.StatusOK, &v)
+		if !v.Memory.VerifiedAt.Equal(now) || v.Memory.VerifiedBy != store.ActorAPI {
+			t.Fatalf("verify again by the admin API: verified at %s by %q, want %s by %q", v.Memory.VerifiedAt, v.Memory.VerifiedBy, now, store.ActorAPI)
 		}
+		if m, _ := s.GetMemory(ctx, s.DB, id); m.VerifiedBy != store.ActorAPI {
+			t.Fatalf("stored verifier %q", m.VerifiedBy)
+		}
+		// The user's words through the agent's remember verify it as the
+		// agent.
+		var w writtenBody
+		expect(t, serve(srv, "POST", "/v1/memories", `{"workspace":"/w","kind":"fact","src":"user","text":"The deploy script needs bash 5."}`, auth),
+			http.StatusOK, &w)
+		if !w.Duplicate || w.Memory.ID != id || w.Memory.VerifiedBy != store.ActorAgent {
+			t.Fatalf("remember of a duplicate: %+v", w)
+		}
+		expectError(t, serve(srv, "POST", "/v1/admin/memories/9999/verify", ""), http.StatusNotFound, "no memory 9999")
 
 		expectError(t, serve(srv, "POST", "/v1/memories/9999/verify", "", auth), http.StatusNotFound, "no memory 9999")
 		expectError(t, serve(srv, "POST", "/v1/memories/abc/verify", "", auth), http.StatusBadRequest, "id")

@@ -14,8 +14,8 @@ func ToRow(m memory.Memory) store.Memory {
 	return store.Memory{
 		ID: m.ID, Workspace: m.Workspace, Kind: string(m.Kind), Text: m.Text, TextNorm: memory.Normalize(m.Text),
 		Importance: m.Importance, Src: string(m.Src), Origin: string(m.Origin), Uses: m.Uses, SessionID: m.SessionID,
-		JobID: m.JobID, RecordedAt: m.RecordedAt, VerifiedAt: m.VerifiedAt, TTLDays: m.TTLDays, InvalidAt: m.InvalidAt,
-		InvalidReason: m.InvalidReason, SupersededBy: m.SupersededBy, Quarantined: m.Quarantined,
+		JobID: m.JobID, RecordedAt: m.RecordedAt, VerifiedAt: m.VerifiedAt, VerifiedBy: m.VerifiedBy, TTLDays: m.TTLDays,
+		InvalidAt: m.InvalidAt, InvalidReason: m.InvalidReason, SupersededBy: m.SupersededBy, Quarantined: m.Quarantined,
 		QuarantineReason: m.QuarantineReason, PromotedFrom: m.PromotedFrom,
 		Scope: string(m.Scope), ScopeSession: m.ScopeSession, Lesson: LessonJSON(m.Lesson), TaskID: m.TaskID,
 		State: string(m.State), PromotedFromID: m.PromotedFromID,
@@ -34,7 +34,7 @@ func FromRowChecked(r store.Memory) (memory.Memory, error) {
 	m := memory.Memory{
 		ID: r.ID, Workspace: r.Workspace, Kind: memory.Kind(r.Kind), Text: r.Text, Importance: r.Importance,
 		Src: memory.Src(r.Src), Origin: memory.Origin(r.Origin), Uses: r.Uses, SessionID: r.SessionID, JobID: r.JobID,
-		RecordedAt: r.RecordedAt, VerifiedAt: r.VerifiedAt, TTLDays: r.TTLDays, InvalidAt: r.InvalidAt,
+		RecordedAt: r.RecordedAt, VerifiedAt: r.VerifiedAt, VerifiedBy: r.VerifiedBy, TTLDays: r.TTLDays, InvalidAt: r.InvalidAt,
 		InvalidReason: r.InvalidReason, SupersededBy: r.SupersededBy, Quarantined: r.Quarantined,
 		QuarantineReason: r.QuarantineReason, PromotedFrom: r.PromotedFrom,
 		Scope: memory.LessonScope(r.Scope), ScopeSession: r.ScopeSession, TaskID: r.TaskID,

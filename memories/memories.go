@@ -82,8 +82,10 @@ type Written struct {
 // Under scope global it goes to the global library. A bad field is a
 // *memory.FieldError; quarantined text is stored and reported as a
 // *QuarantinedError; a live duplicate in the same library gets one more use,
-// and, when a person wrote it (Vouches), is verified: the user saying again
-// what a retro learned is the user confirming it.
+// and, when a person wrote it (Vouches), is verified by the writer, p.By
+// (store.ActorAgent for the agent's tool, ActorCLI, ActorPanel…; required
+// then): the user saying again what a retro learned is the user confirming
+// it.
 func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provenance) (Written, error) {
 	if s.scopeOf(w.Workspace).WritesGlobal() {
 		w.Workspace = ""
@@ -94,7 +96,7 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 	}
 	var out Written
 	err = s.store.InTx(ctx, func(tx *sql.Tx) (err error) {
-		out, err = s.write(ctx, tx, m)
+		out, err = s.write(ctx, tx, m, p.By)
 		return err
 	})
 	if err != nil {
@@ -108,8 +110,9 @@ func (s *Service) Remember(ctx context.Context, w memory.Write, p memory.Provena
 }
 
 // write stores a memory built by memory.New in tx, or, when its library
-// already has it live, gives that one one more use instead.
-func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Written, error) {
+// already has it live, gives that one one more use instead (and a
+// verification by by when m vouches for it).
+func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory, by string) (Written, error) {
 	out := Written{Memory: m}
 	row := ToRow(m)
 	// A quarantined write is kept as its own row whatever it repeats.
@@ -124,7 +127,7 @@ func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Writt
 			return out, err
 		}
 		if ok {
-			return s.repeat(ctx, tx, m, dup)
+			return s.repeat(ctx, tx, m, dup, by)
 		}
 	}
 	var err error
@@ -133,8 +136,8 @@ func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory) (Writt
 }
 
 // repeat gives dup, the live memory m repeats, one more use, and verifies
-// it when a person wrote m.
-func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup store.Memory) (Written, error) {
+// it in by's name when a person wrote m.
+func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup store.Memory, by string) (Written, error) {
 	out := Written{Duplicate: true}
 	if err := s.store.BumpUses(ctx, tx, 1, dup.ID); err != nil {
 		return out, err
@@ -143,12 +146,12 @@ func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup s
 	if Vouches(m) {
 		// FindMemoryByNorm read dup live in this transaction.
 		at := m.RecordedAt
-		ok, err := s.store.VerifyMemory(ctx, tx, dup.ID, at, string(memory.SrcUser))
+		ok, err := s.store.VerifyMemory(ctx, tx, dup.ID, at, string(memory.SrcUser), by)
 		if err != nil {
 			return out, err
 		}
 		if ok {
-			dup.VerifiedAt, dup.Src, out.Verified = at.Truncate(time.Microsecond), string(memory.SrcUser), true
+			dup.VerifiedAt, dup.VerifiedBy, dup.Src, out.Verified = at.Truncate(time.Microsecond), by, string(memory.SrcUser), true
 		}
 	}
 	out.Memory = FromRow(dup)
@@ -185,16 +188,18 @@ func (e *NotLiveError) Error() string {
 	return msg
 }
 
-// Verify records that a person confirmed memory id now: verified_at is set
-// (refreshed when it was verified before) and src becomes user, so an
+// Verify records that a person confirmed memory id now, through by (an
+// actor: store.ActorPanel, ActorAPI, ActorCLI or ActorAgent; a blank or
+// unknown one is refused): verified_at is set (refreshed when it was
+// verified before), verified_by becomes by and src becomes user, so an
 // LLM-made memory is no longer capped at memory.UntrustedCap and its TTL
 // runs from now. It returns the memory as stored; an invalidated or
 // quarantined memory is refused with a *NotLiveError, a missing one with an
 // error wrapping store.ErrNotFound.
-func (s *Service) Verify(ctx context.Context, id int64) (memory.Memory, error) {
+func (s *Service) Verify(ctx context.Context, id int64, by string) (memory.Memory, error) {
 	var m memory.Memory
 	err := s.store.InTx(ctx, func(tx *sql.Tx) error {
-		ok, err := s.store.VerifyMemory(ctx, tx, id, s.store.Now(), string(memory.SrcUser))
+		ok, err := s.store.VerifyMemory(ctx, tx, id, s.store.Now(), string(memory.SrcUser), by)
 		if err != nil {
 			return err
 		}

@@ -89,7 +89,7 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 		}
 		now := s.store.Now()
 		d.RecordedAt, d.PromotedFromID = now.UTC(), src.ID
-		d.Uses, d.VerifiedAt, d.TTLDays = src.Uses, src.VerifiedAt, src.TTLDays
+		d.Uses, d.VerifiedAt, d.VerifiedBy, d.TTLDays = src.Uses, src.VerifiedAt, src.VerifiedBy, src.TTLDays
 		dup, ok, err := s.store.FindMemoryByNorm(ctx, tx, to, memory.Normalize(d.Text))
 		if err != nil {
 			return err
@@ -160,7 +160,8 @@ func (e *RefusedError) Error() string {
 // *RefusedError and nothing is stored: the operator is there to reword
 // it, and a flagged row would only wait for review of what they just
 // typed. Everything else is Remember's (validation, redaction, duplicates,
-// the memory scope).
+// the memory scope); a duplicate it vouches for is verified by
+// store.ActorPanel.
 func (s *Service) AddFromPanel(ctx context.Context, w memory.Write) (Written, error) {
 	m, redacted, err := memory.New(w, memory.Provenance{Origin: memory.OriginPanel}, s.store.Now())
 	if err != nil {
@@ -169,7 +170,7 @@ func (s *Service) AddFromPanel(ctx context.Context, w memory.Write) (Written, er
 	if m.Quarantined {
 		return Written{}, &RefusedError{Reason: m.QuarantineReason}
 	}
-	return s.Remember(ctx, w, memory.Provenance{Origin: memory.OriginPanel})
+	return s.Remember(ctx, w, memory.Provenance{Origin: memory.OriginPanel, By: store.ActorPanel})
 }
 
 // Libraries are the libraries workspace reads under the memory scope, its

@@ -37,6 +37,9 @@ func TestMoveMemory(t *testing.T) {
 		ctx := context.Background()
 		svc, clk := newService(t, s, "both")
 		m := rememberTool(t, svc, panelWS, "fact", "the api listens on port 8080")
+		if _, err := svc.Verify(ctx, m.ID, store.ActorCLI); err != nil {
+			t.Fatal(err)
+		}
 		clk.add(time.Minute)
 		moved, err := svc.MoveMemory(ctx, m.ID, "")
 		if err != nil {
@@ -46,6 +49,10 @@ func TestMoveMemory(t *testing.T) {
 		src, _ := svc.Get(ctx, m.ID)
 		if got.Workspace != "" || got.Text != m.Text || got.PromotedFromID != m.ID || got.PromotedFrom != "proj" || got.Origin != memory.OriginTool || !got.RecordedAt.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("moved: %+v", got)
+		}
+		// The copy keeps the source's verification, and who made it.
+		if !got.VerifiedAt.Equal(t0) || got.VerifiedBy != store.ActorCLI {
+			t.Fatalf("moved copy verified at %v by %q, want %v by the CLI", got.VerifiedAt, got.VerifiedBy, t0)
 		}
 		if src.State != memory.StateSuperseded || src.SupersededBy != got.ID || src.InvalidReason != "moved to the global library" || !src.InvalidAt.Equal(t0.Add(time.Minute)) {
 			t.Fatalf("source: %+v", src)

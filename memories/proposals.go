@@ -148,7 +148,9 @@ func (s *Service) rejectionLesson(ctx context.Context, tx *sql.Tx, p store.Propo
 	if err != nil {
 		return Written{}, fmt.Errorf("lesson from rejecting proposal %s: %w", p.ID, err)
 	}
-	out, err := s.write(ctx, tx, m)
+	// The one who rejects writes the lesson: a repeat verifies it in their
+	// name.
+	out, err := s.write(ctx, tx, m, p.DecidedBy)
 	out.Redacted = redacted
 	return out, err
 }

@@ -74,11 +74,16 @@ func TestDecideProposal(t *testing.T) {
 			t.Fatalf("decide unknown: %v", err)
 		}
 
-		// The same rejection again is a duplicate lesson: one more use.
+		// The same rejection again is a duplicate lesson: one more use, and
+		// a verification by the one who rejects it this time.
 		propose(t, s, "retro-2", "/w", "Cache Go modules in CI.")
-		d2, err := svc.DecideProposal(ctx, "retro-2", store.ProposalRejected, "the CI cache is already warm", store.DecidedByCLI)
-		if err != nil || !d2.Lesson.Duplicate || d2.Lesson.Memory.ID != l.ID || d2.Lesson.Memory.Uses != 1 {
+		d2, err := svc.DecideProposal(ctx, "retro-2", store.ProposalRejected, "the CI cache is already warm", store.DecidedByPanel)
+		if err != nil || !d2.Lesson.Duplicate || d2.Lesson.Memory.ID != l.ID || d2.Lesson.Memory.Uses != 1 || !d2.Lesson.Verified ||
+			d2.Lesson.Memory.VerifiedBy != store.ActorPanel {
 			t.Fatalf("second rejection: %+v, %v", d2.Lesson, err)
+		}
+		if got, _ := svc.Get(ctx, l.ID); got.VerifiedBy != store.ActorPanel || got.VerifiedAt.IsZero() {
+			t.Fatalf("the repeated lesson verified by %q at %v, want the panel", got.VerifiedBy, got.VerifiedAt)
 		}
 
 		propose(t, s, "retro-3", "/w", "add a lint step")

@@ -29,6 +29,10 @@ type Memory struct {
 	JobID      int64
 	RecordedAt time.Time
 	VerifiedAt time.Time
+	// VerifiedBy is who made the last verification (an Actor, or
+	// VerifiedByMerge); '' when never verified or verified before mull
+	// recorded who verifies.
+	VerifiedBy string
 	TTLDays    int
 	InvalidAt  time.Time
 	// InvalidReason and SupersededBy say why InvalidAt was set.
@@ -62,7 +66,7 @@ const (
 
 const memoryColumns = `id, workspace, kind, text, text_norm, importance, src, origin, uses, session_id, job_id,
 	recorded_at, verified_at, ttl_days, invalid_at, invalid_reason, superseded_by, quarantined, quarantine_reason, promoted_from,
-	scope, scope_session, lesson, task_id, state, promoted_from_id`
+	scope, scope_session, lesson, task_id, state, promoted_from_id, verified_by`
 
 // MemoryFilter narrows ListMemories.
 type MemoryFilter struct {
@@ -91,6 +95,8 @@ type MemoryFilter struct {
 // InsertMemory stores a new memory and returns its id. RecordedAt must be
 // set; the store never picks a memory's time on its own. A new memory is
 // active: a later state is SetMemoryState's, which stamps invalid_at with it.
+// A copy carries its verification along: VerifiedBy is refused unless it
+// is empty, an actor or VerifiedByMerge, and with a VerifiedAt.
 func (s *Store) InsertMemory(ctx context.Context, q querier, m Memory) (int64, error) {
 	if m.State != "" && m.State != StateActive {
 		return 0, fmt.Errorf("insert memory: state %q: a new memory is stored active; SetMemoryState changes it", m.State)
@@ -98,14 +104,17 @@ func (s *Store) InsertMemory(ctx context.Context, q querier, m Memory) (int64, e
 	if err := checkLessonJSON(m.Lesson); err != nil {
 		return 0, fmt.Errorf("insert memory: %w", err)
 	}
+	if err := checkVerifier(m); err != nil {
+		return 0, fmt.Errorf("insert memory: %w", err)
+	}
 	var id int64
 	err := q.QueryRowContext(ctx, `insert into memories (workspace, kind, text, text_norm, importance, src, origin, uses,
 		session_id, job_id, recorded_at, verified_at, ttl_days, quarantined, quarantine_reason, promoted_from,
-		scope, scope_session, lesson, task_id, state, promoted_from_id)
-		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22) returning id`,
+		scope, scope_session, lesson, task_id, state, promoted_from_id, verified_by)
+		values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23) returning id`,
 		m.Workspace, m.Kind, m.Text, m.TextNorm, m.Importance, m.Src, m.Origin, m.Uses, m.SessionID, m.JobID,
 		utcMicro(m.RecordedAt), nullTime(m.VerifiedAt), m.TTLDays, m.Quarantined, m.QuarantineReason, m.PromotedFrom,
-		m.Scope, m.ScopeSession, m.Lesson, m.TaskID, StateActive, m.PromotedFromID).Scan(&id)
+		m.Scope, m.ScopeSession, m.Lesson, m.TaskID, StateActive, m.PromotedFromID, m.VerifiedBy).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("insert memory: %w", err)
 	}
@@ -448,7 +457,7 @@ func scanMemory(row scanner) (Memory, error) {
 	err := row.Scan(&m.ID, &m.Workspace, &m.Kind, &m.Text, &m.TextNorm, &m.Importance, &m.Src, &m.Origin, &m.Uses,
 		&m.SessionID, &m.JobID, &m.RecordedAt, &verified, &m.TTLDays, &invalid, &m.InvalidReason, &m.SupersededBy,
 		&m.Quarantined, &m.QuarantineReason, &m.PromotedFrom,
-		&m.Scope, &m.ScopeSession, &m.Lesson, &m.TaskID, &m.State, &m.PromotedFromID)
+		&m.Scope, &m.ScopeSession, &m.Lesson, &m.TaskID, &m.State, &m.PromotedFromID, &m.VerifiedBy)
 	if err != nil {
 		return m, err
 	}

@@ -241,15 +241,15 @@ const (
 	ProposalHarness = "harness"
 )
 
-// Who decided a proposal (Proposal.DecidedBy): a person holding the admin
-// token, through the panel, the admin API or the CLI, or an agent through
-// the bridge's route (POST /v1/proposals/{id}/accept|reject, allowed by
-// proposals.agent_may_decide).
+// Who decided a proposal (Proposal.DecidedBy): the actors (actor.go), a
+// person holding the admin token, through the panel, the admin API or the
+// CLI, or an agent through the bridge's route (POST
+// /v1/proposals/{id}/accept|reject, allowed by proposals.agent_may_decide).
 const (
-	DecidedByPanel = "admin (panel)"
-	DecidedByAPI   = "admin (api)"
-	DecidedByCLI   = "admin (cli)"
-	DecidedByAgent = "agent"
+	DecidedByPanel = ActorPanel
+	DecidedByAPI   = ActorAPI
+	DecidedByCLI   = ActorCLI
+	DecidedByAgent = ActorAgent
 )
 
 const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note, kind, payload, decided_by`
@@ -323,9 +323,8 @@ func (s *Store) GetProposal(ctx context.Context, q querier, id string) (Proposal
 
 // DecideProposal records the decision on a pending proposal: status
 // (ProposalAccepted or ProposalRejected), a note, who decided (by, one of
-// DecidedByPanel, DecidedByAPI, DecidedByCLI or DecidedByAgent; required)
-// and when. A proposal
-// decided already is left alone and reported with an error wrapping
+// DecidedByPanel, DecidedByAPI, DecidedByCLI or DecidedByAgent; a blank
+// or unknown one is refused) and when. A proposal decided already is left alone and reported with an error wrapping
 // ErrNotPending that names its status; an unknown id wraps ErrNotFound.
 // It returns the proposal as decided.
 func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note, by string, at time.Time) (Proposal, error) {
@@ -334,6 +333,9 @@ func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note
 	}
 	if strings.TrimSpace(by) == "" {
 		return Proposal{}, fmt.Errorf("decide proposal %s: no decider: say who decides (store.DecidedBy…)", id)
+	}
+	if err := CheckActor("decide proposal "+id, by); err != nil {
+		return Proposal{}, err
 	}
 	p, err := scanProposal(tx.QueryRowContext(ctx, `update proposals set status = $2, note = $3, decided_at = $4, decided_by = $6
 		where id = $1 and status = $5 returning `+proposalColumns, id, status, note, utcMicro(at), ProposalPending, by))

@@ -72,7 +72,7 @@ func (p *Panel) memoryVerify(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if _, err := p.deps.Memories.Verify(r.Context(), id); err != nil {
+	if _, err := p.deps.Memories.Verify(r.Context(), id, store.ActorPanel); err != nil {
 		return actionError(err)
 	}
 	return p.done(w, r, memoryPath(id), "memory "+strconv.FormatInt(id, 10)+" verified")

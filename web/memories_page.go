@@ -35,6 +35,9 @@ type memoryView struct {
 	Precedent            store.Precedent
 	// Structured: a lesson, directive or failure (its fields show).
 	Structured bool
+	// Verifier names who made its last verification (memories.Verifier;
+	// "" never verified).
+	Verifier string
 	// AtRecorded and AtInvalid are its times as /asof's at (to the
 	// nanosecond: a link to the second would miss it).
 	AtRecorded, AtInvalid string
@@ -76,7 +79,8 @@ func (p *Panel) memoryData(r *http.Request, id int64) (memoryView, error) {
 		return memoryView{}, err
 	}
 	m := memories.FromRow(row)
-	v := memoryView{M: m, State: store.PanelState(row), Library: libraryValue(m.Workspace), Structured: m.Kind.Structured()}
+	v := memoryView{M: m, State: store.PanelState(row), Library: libraryValue(m.Workspace), Structured: m.Kind.Structured(),
+		Verifier: memories.Verifier(m)}
 	if m.TTLDays > 0 {
 		v.StaleAt = cmp.Or(m.VerifiedAt, m.RecordedAt).AddDate(0, 0, m.TTLDays)
 	}
@@ -129,8 +133,13 @@ func changes(v memoryView) []change {
 	if m.Quarantined {
 		out = append(out, change{At: m.RecordedAt, What: "quarantined by the trust gate", Detail: m.QuarantineReason})
 	}
-	if !m.VerifiedAt.IsZero() {
-		out = append(out, change{At: m.VerifiedAt, What: "verified (last time)", Detail: "src is now " + string(m.Src)})
+	switch {
+	case m.VerifiedBy == memory.VerifiedByMerge:
+		out = append(out, change{At: m.VerifiedAt, What: "freshness carried by consolidation",
+			Detail: "its newest merged source's record time; no one verified it"})
+	case !m.VerifiedAt.IsZero():
+		out = append(out, change{At: m.VerifiedAt, What: "verified (last time) by " + memories.Verifier(m),
+			Detail: "src is now " + string(m.Src)})
 	}
 	for _, o := range v.Superseded {
 		out = append(out, change{At: o.InvalidAt, What: "superseded memory", Memory: o.ID, Detail: o.InvalidReason})

@@ -210,11 +210,11 @@ func TestPanelMemoryActions(t *testing.T) {
 		if res := e.postForm(c, fmt.Sprintf("/memories/%d/verify", id), form()); res.StatusCode != http.StatusSeeOther {
 			t.Fatalf("verify: %d", res.StatusCode)
 		}
-		if m := getMemory(t, s, id); m.VerifiedAt.IsZero() || m.Src != "user" {
+		if m := getMemory(t, s, id); m.VerifiedAt.IsZero() || m.Src != "user" || m.VerifiedBy != store.ActorPanel {
 			t.Fatalf("verify did not verify: %+v", m)
 		}
 		_, page = e.get(c, fmt.Sprintf("/memories/%d", id))
-		wantIn(t, "verified page", page, "by a person (src user)", "verified (last time)")
+		wantIn(t, "verified page", page, "by <span", "an admin (panel)</span>", "verified (last time) by an admin (panel)")
 
 		// Add, and a refused add.
 		before := countMemories(t, s)

@@ -255,7 +255,7 @@ func newMemoryAddCmd(g *globals) *cobra.Command {
 				return err
 			}
 			defer a.close()
-			res, err := a.memories.Remember(cmd.Context(), w, memory.Provenance{Origin: memory.OriginPanel})
+			res, err := a.memories.Remember(cmd.Context(), w, memory.Provenance{Origin: memory.OriginPanel, By: store.ActorCLI})
 			var fe *memory.FieldError
 			var qe *memories.QuarantinedError
 			switch {
@@ -309,7 +309,7 @@ memory that does not exist or cannot be verified, 2 for a bad id.`,
 				return err
 			}
 			defer a.close()
-			m, err := a.memories.Verify(cmd.Context(), id)
+			m, err := a.memories.Verify(cmd.Context(), id, store.ActorCLI)
 			if errors.Is(err, store.ErrNotFound) {
 				return fmt.Errorf("no memory %d", id)
 			}
@@ -369,7 +369,7 @@ func printMemory(g *globals, m memory.Memory) {
 	}
 	fmt.Fprintf(g.stdout, "recorded %s\n", m.RecordedAt.Format(time.RFC3339))
 	if !m.VerifiedAt.IsZero() {
-		fmt.Fprintf(g.stdout, "verified %s\n", m.VerifiedAt.Format(time.RFC3339))
+		fmt.Fprintf(g.stdout, "verified %s by %s\n", m.VerifiedAt.Format(time.RFC3339), memories.Verifier(m))
 	}
 	if m.InvalidAt.IsZero() {
 		fmt.Fprintln(g.stdout, "valid since recorded, still valid")

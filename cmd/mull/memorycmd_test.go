@@ -131,11 +131,12 @@ func TestMemoryVerifyCommand(t *testing.T) {
 			}
 			var v memory.Memory
 			code, out, _ = m("verify", fmt.Sprint(id), "--json")
-			if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.VerifiedAt.IsZero() || v.Src != memory.SrcUser {
+			if err := json.Unmarshal([]byte(out), &v); code != 0 || err != nil || v.VerifiedAt.IsZero() || v.Src != memory.SrcUser ||
+				v.VerifiedBy != store.ActorCLI {
 				t.Fatalf("verify --json: exit %d, %v\n%s", code, err, out)
 			}
 			stamp := v.VerifiedAt.Format(time.RFC3339)
-			if code, out, _ = m("show", "1"); code != 0 || !strings.Contains(out, "verified "+stamp) || !strings.Contains(out, "src user  origin retro") {
+			if code, out, _ = m("show", "1"); code != 0 || !strings.Contains(out, "verified "+stamp+" by an admin (cli)\n") || !strings.Contains(out, "src user  origin retro") {
 				t.Fatalf("show after verify: exit %d\n%s", code, out)
 			}
 			if code, out, _ = m("list"); code != 0 || !strings.Contains(out, stamp) {
@@ -163,6 +164,23 @@ func TestMemoryVerifyCommand(t *testing.T) {
 			if code, out, errOut = m("add", "--workspace", "/home/dev/app", "--kind", "fact", "CI caches Go modules."); code != 0 ||
 				!strings.Contains(out, "already remembered as memory 2") || !strings.Contains(out, "verified memory 2 at ") {
 				t.Fatalf("add of a retro's fact: exit %d\n%s%s", code, out, errOut)
+			}
+			if got, _ := s.GetMemory(ctx, s.DB, 2); got.VerifiedBy != store.ActorCLI {
+				t.Fatalf("add of a retro's fact verified it as %q, want the CLI", got.VerifiedBy)
+			}
+			if code, out, _ = m("show", "2"); code != 0 || !strings.Contains(out, " by an admin (cli)\n") {
+				t.Fatalf("show of the confirmed fact: exit %d\n%s", code, out)
+			}
+
+			// A memory verified before mull recorded who verifies.
+			text = "the docs live in docs/"
+			old, err := s.InsertMemory(ctx, s.DB, store.Memory{Workspace: "/home/dev/app", Kind: "fact", Text: text,
+				TextNorm: memory.Normalize(text), Origin: "retro", RecordedAt: time.Now().UTC().Add(-time.Hour), VerifiedAt: time.Now().UTC()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, out, _ = m("show", fmt.Sprint(old)); code != 0 || !strings.Contains(out, " by someone (not recorded)\n") {
+				t.Fatalf("show of an old verification: exit %d\n%s", code, out)
 			}
 		})
 	}

@@ -200,6 +200,13 @@ func TestConsolidateMergesRejectsAndDerives(t *testing.T) {
 		// The fake merges a cluster into its longest text, which lacks 8080.
 		lossy := seed(t, s, memory.Fact, "the api server listens on port 8080 in production",
 			"the api server listens on port 8081 in production (checked)")
+		// The agent verified one pnpm source after every record: its merge
+		// keeps that verification and its verifier. No one verified the
+		// pg sources: their merge carries a record time, said so.
+		verified := time.Now().UTC().Add(time.Minute)
+		if ok, err := s.VerifyMemory(context.Background(), s.DB, pnpm[0], verified, "user", store.ActorAgent); !ok || err != nil {
+			t.Fatalf("verify %d: %v %v", pnpm[0], ok, err)
+		}
 
 		st, c := e.run(t, consolidate.Args{Workspace: ws, Reason: consolidate.ReasonManual, Requested: "1"})
 		if c == nil {
@@ -224,6 +231,12 @@ func TestConsolidateMergesRejectsAndDerives(t *testing.T) {
 			if merged.Origin != "sleep" || !merged.InvalidAt.IsZero() || merged.Text != ms[group[1]].Text {
 				t.Fatalf("merged memory %+v", merged)
 			}
+		}
+		if m := ms[ms[pnpm[0]].SupersededBy]; m.VerifiedBy != store.ActorAgent || !m.VerifiedAt.Equal(verified.Truncate(time.Microsecond)) {
+			t.Fatalf("pnpm's merge verified at %v by %q, want %v by the agent", m.VerifiedAt, m.VerifiedBy, verified)
+		}
+		if m := ms[ms[pg[0]].SupersededBy]; m.VerifiedBy != store.VerifiedByMerge || !m.VerifiedAt.Equal(ms[pg[1]].RecordedAt) {
+			t.Fatalf("pg's merge verified at %v by %q, want its newest source's record time %v", m.VerifiedAt, m.VerifiedBy, ms[pg[1]].RecordedAt)
 		}
 		for _, id := range lossy {
 			if m := ms[id]; !m.InvalidAt.IsZero() {

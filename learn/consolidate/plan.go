@@ -115,9 +115,23 @@ func planMerge(text string, cl Cluster, byID map[int64]memory.Memory, taken map[
 	}
 	for _, s := range sources {
 		m.Uses += max(s.Uses, 0)
-		m.VerifiedAt = latest(m.VerifiedAt, cmp.Or(s.VerifiedAt, s.RecordedAt))
+		m.VerifiedAt, m.VerifiedBy = freshest(m.VerifiedAt, m.VerifiedBy, s)
 	}
 	return m, nil, redacted, nil
+}
+
+// freshest is the later of a merge's verified time so far (at, by) and
+// source s's: s's verification with its verifier, or, when s was never
+// verified, its record time, which no one verified (VerifiedByMerge).
+func freshest(at time.Time, by string, s memory.Memory) (time.Time, string) {
+	sAt, sBy := s.VerifiedAt, s.VerifiedBy
+	if sAt.IsZero() {
+		sAt, sBy = s.RecordedAt, memory.VerifiedByMerge
+	}
+	if sAt.After(at) {
+		return sAt.UTC(), sBy
+	}
+	return at, by
 }
 
 // importance is the highest stored importance of the sources, a 0 counting
@@ -143,11 +157,4 @@ func trust(sources []memory.Memory) memory.Src {
 		}
 	}
 	return memory.SrcUser
-}
-
-func latest(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b.UTC()
-	}
-	return a
 }

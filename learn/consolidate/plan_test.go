@@ -81,7 +81,17 @@ func TestPlanMergesInheritsStanding(t *testing.T) {
 	c.Src, c.Importance = memory.SrcWeb, 2
 	d := mem(4, memory.Preference, "answer in english please")
 	d.Importance = 0
+	a.VerifiedBy = "admin (cli)"
+	// e was verified last, by an agent; f was recorded before a's
+	// verification; g was verified before mull recorded by whom.
+	e := mem(5, memory.Preference, "English answers")
+	e.Src, e.VerifiedAt, e.VerifiedBy = memory.SrcUser, now.Add(-time.Hour), "agent"
+	f := mem(6, memory.Preference, "answer me in English")
+	f.Src, f.RecordedAt = memory.SrcUser, t0.Add(-time.Hour)
+	g := mem(7, memory.Preference, "answer in English always")
+	g.Src, g.RecordedAt, g.VerifiedAt = memory.SrcUser, t0.Add(-2*time.Hour), t0
 
+	const merged = memory.VerifiedByMerge
 	tests := []struct {
 		name       string
 		members    []memory.Memory
@@ -89,11 +99,15 @@ func TestPlanMergesInheritsStanding(t *testing.T) {
 		src        memory.Src
 		uses       int
 		verified   time.Time
+		by         string
 	}{
-		{"all user", []memory.Memory{a, b}, 8, memory.SrcUser, 6, t0.Add(time.Hour)},
-		{"one web", []memory.Memory{a, b, c}, 8, memory.SrcWeb, 6, c.RecordedAt},
-		{"one claims nothing", []memory.Memory{a, d}, 8, "", 2, d.RecordedAt},
-		{"all default", []memory.Memory{d, b}, 0, "", 4, d.RecordedAt},
+		{"all user", []memory.Memory{a, b}, 8, memory.SrcUser, 6, t0.Add(time.Hour), merged},
+		{"one web", []memory.Memory{a, b, c}, 8, memory.SrcWeb, 6, c.RecordedAt, merged},
+		{"one claims nothing", []memory.Memory{a, d}, 8, "", 2, d.RecordedAt, merged},
+		{"all default", []memory.Memory{d, b}, 0, "", 4, d.RecordedAt, merged},
+		{"a verification is newest", []memory.Memory{f, a}, 8, memory.SrcUser, 2, t0, "admin (cli)"},
+		{"the newest verification", []memory.Memory{a, b, e}, 8, memory.SrcUser, 6, e.VerifiedAt, "agent"},
+		{"a verifier not recorded", []memory.Memory{f, g}, 0, memory.SrcUser, 0, t0, ""},
 	}
 	for _, tt := range tests {
 		cl := consolidate.Cluster{Kind: memory.Preference}
@@ -106,9 +120,10 @@ func TestPlanMergesInheritsStanding(t *testing.T) {
 			t.Fatalf("%s: PlanMerges = %+v", tt.name, ch)
 		}
 		m := ch.Merged[0].New
-		if m.Importance != tt.importance || m.Src != tt.src || m.Uses != tt.uses || !m.VerifiedAt.Equal(tt.verified) || m.SessionID != "" {
-			t.Errorf("%s: merged importance %d src %q uses %d verified %v session %q; want %d %q %d %v", tt.name,
-				m.Importance, m.Src, m.Uses, m.VerifiedAt, m.SessionID, tt.importance, tt.src, tt.uses, tt.verified)
+		if m.Importance != tt.importance || m.Src != tt.src || m.Uses != tt.uses || !m.VerifiedAt.Equal(tt.verified) || m.SessionID != "" ||
+			m.VerifiedBy != tt.by {
+			t.Errorf("%s: merged importance %d src %q uses %d verified %v by %q session %q; want %d %q %d %v %q", tt.name,
+				m.Importance, m.Src, m.Uses, m.VerifiedAt, m.VerifiedBy, m.SessionID, tt.importance, tt.src, tt.uses, tt.verified, tt.by)
 		}
 	}
 }

@@ -117,6 +117,11 @@ type Memory struct {
 	RecordedAt time.Time `json:"recorded_at"`
 	// VerifiedAt is when it was last confirmed; zero means RecordedAt.
 	VerifiedAt time.Time `json:"verified_at,omitzero"`
+	// VerifiedBy is who made the last verification: an actor of the store
+	// ("admin (panel)", "admin (api)", "admin (cli)", "agent") or
+	// VerifiedByMerge; "" when never verified or verified before mull
+	// recorded who verifies.
+	VerifiedBy string `json:"verified_by,omitempty"`
 	// TTLDays is how long it stays fresh after VerifiedAt. 0 means derive it
 	// from the text (Volatility); NeverStale turns staleness off.
 	TTLDays       int       `json:"ttl_days,omitempty"`
@@ -150,6 +155,11 @@ type Memory struct {
 	// on the paths this one covers.
 	PromotedFromID int64 `json:"promoted_from_id,omitempty"`
 }
+
+// VerifiedByMerge is a consolidation merge's VerifiedBy when the
+// VerifiedAt it carries is its newest source's record time: its freshness,
+// no one's verification (store.VerifiedByMerge, the same text).
+const VerifiedByMerge = "consolidation (a source's record time)"
 
 // NeverStale as TTLDays keeps a memory from ever going stale.
 const NeverStale = -1

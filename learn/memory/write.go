@@ -23,6 +23,11 @@ type Provenance struct {
 	Origin       Origin
 	JobID        int64
 	PromotedFrom string
+	// By is who writes, when a person or an agent does (an actor of the
+	// store: "admin (panel)", "admin (cli)", "agent"…): a write that
+	// repeats a memory and vouches for it verifies it in By's name, so the
+	// memory services require it there. New does not store it.
+	By string
 }
 
 // New builds the memory to store from a write, the way every write path
