@@ -22,6 +22,10 @@ type taskRow struct {
 type reflectionRow struct {
 	store.Reflection
 	Items []itemRow
+	// Recorded are the items LessonsRecorded counts: those that wrote a
+	// memory (tasks.Apply counts them in the transaction that stores
+	// them, so the two agree unless a row was written another way).
+	Recorded []itemRow
 }
 
 // itemRow is a reflection item and its effect on the library.
@@ -66,7 +70,11 @@ func (p *Panel) taskRow(r *http.Request, t store.Task) (taskRow, error) {
 	for _, rf := range refls {
 		rr := reflectionRow{Reflection: rf}
 		for _, it := range rf.Items {
-			rr.Items = append(rr.Items, itemRow{ReflectionItem: it, Effect: effectOf(it)})
+			ir := itemRow{ReflectionItem: it, Effect: effectOf(it)}
+			rr.Items = append(rr.Items, ir)
+			if it.MemoryID != 0 {
+				rr.Recorded = append(rr.Recorded, ir)
+			}
 		}
 		row.Reflections = append(row.Reflections, rr)
 	}
@@ -101,6 +109,9 @@ type retroRow struct {
 	Also, Flags []string
 	Added       []store.Memory
 	Superseded  []store.Memory
+	// Bumped are the memories Counts.BumpedIDs names, in its order (a
+	// memory no longer stored has only its ID).
+	Bumped []store.Memory
 }
 
 // retroMemoriesShown bounds the memories listed per retro.
@@ -121,6 +132,9 @@ func (p *Panel) retroRows(r *http.Request, sessionID string) ([]retroRow, error)
 		row.Also, row.Flags = retroNotes(row.Counts)
 		mems, err := st.MemoriesOfJobs(r.Context(), []int64{run.JobID}, retroMemoriesShown)
 		if err != nil {
+			return nil, err
+		}
+		if row.Bumped, err = bumpedMemories(r, st, row.Counts.BumpedIDs); err != nil {
 			return nil, err
 		}
 		for _, m := range mems {
@@ -156,4 +170,29 @@ func retroNotes(c retrosession.Counts) (also, flags []string) {
 		add(&flags, true, "%d ids dropped (%s)", c.DroppedIDs[why], why)
 	}
 	return also, flags
+}
+
+// bumpedMemories reads the memories a retro bumped, in the order it
+// recorded them; an id no longer stored is listed by its id alone.
+func bumpedMemories(r *http.Request, st *store.Store, ids []int64) ([]store.Memory, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	mems, err := st.MemoriesByID(r.Context(), st.DB, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]store.Memory, len(mems))
+	for _, m := range mems {
+		byID[m.ID] = m
+	}
+	out := make([]store.Memory, len(ids))
+	for i, id := range ids {
+		m, ok := byID[id]
+		if !ok {
+			m = store.Memory{ID: id}
+		}
+		out[i] = m
+	}
+	return out, nil
 }

@@ -112,7 +112,7 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 				return err
 			}
 		}
-		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
+		c = Counts{Rejected: len(ch.Rejected), RejectedItems: ch.Refusals(), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
 			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts()}
 		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
 			return err
@@ -186,7 +186,7 @@ func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 	if err := st.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
 		return err
 	}
-	c.Bumped = len(ch.Bump)
+	c.Bumped, c.BumpedIDs = len(ch.Bump), ch.Bump
 	for _, inv := range ch.Invalidate {
 		var by int64
 		if inv.By >= 0 && inv.By < len(ids) {

@@ -117,6 +117,12 @@ type Counts struct {
 	Bumped      int `json:"bumped"`
 	Invalidated int `json:"invalidated"`
 	Rejected    int `json:"rejected"`
+	// BumpedIDs are the memories Bumped counts, one use each, and
+	// RejectedItems the entries Rejected counts: their section, field and
+	// the check's reason, never their text (retro.Refusal). Retros applied
+	// before mull kept them have neither: their numbers have no rows.
+	BumpedIDs     []int64         `json:"bumped_ids,omitempty"`
+	RejectedItems []retro.Refusal `json:"rejected_items,omitempty"`
 	// RepeatsByID and SupersedesByID count what the model's ids decided
 	// (bumps, invalidations) instead of mull's text checks; DroppedIDs the
 	// ids it named that were not applied, by reason (retro.Drop*).
