@@ -60,11 +60,16 @@ func TestPanelSessionRetroRows(t *testing.T) {
 			"facts": []any{
 				map[string]any{"text": "the invoice service listens on port 8081"},
 				map[string]any{"text": "the staging database is reset every night"},
-				map[string]any{"text": "the discount is a percentage, divide by 100"},
+				// Added, naming ids the prompt never showed: dropped, two
+				// unknown and one that is no id (a secret, not kept).
+				map[string]any{"text": "the discount is a percentage, divide by 100", "repeats": 999999,
+					"supersedes": []any{888888, rowsSecret}},
 				map[string]any{"text": "a fact whose source is bad", "src": rowsInjection},
 			},
 			"lessons":   []any{map[string]any{"text": "the token " + rowsSecret + " leaked, and this line has no arrows"}},
-			"playbooks": []any{map[string]any{"slug": rowsSecret, "steps": []string{"make release"}}},
+			"playbooks": []any{map[string]any{"slug": rowsSecret, "steps": []string{"make release"}},
+				map[string]any{"slug": "release-notes", "steps": []string{"write the notes", "tag the release"}},
+				map[string]any{"slug": "deploy", "steps": []string{rowsInjection}}},
 			"handoff":   []string{"Fixed the discount.", "Tests pass.", "Next: release."},
 		})
 		if err := e.Fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{{Kind: "retro_session",
@@ -91,20 +96,23 @@ func TestPanelSessionRetroRows(t *testing.T) {
 		if err != nil || len(runs) != 1 {
 			t.Fatalf("retro runs %+v, %v", runs, err)
 		}
-		for _, leak := range []string{rowsSecret, "ghp_", rowsInjection, "ignore previous"} {
+		for _, leak := range []string{rowsSecret, "ghp_", rowsInjection, "x.example", "i.sh"} {
 			if strings.Contains(runs[0].Counts, leak) {
 				t.Errorf("the stored counts hold %q: %s", leak, runs[0].Counts)
 			}
 		}
 		var counts struct {
-			Added, Bumped, Rejected int
-			BumpedIDs               []int64 `json:"bumped_ids"`
+			Added, Bumped, Rejected, Playbooks, Quarantined int
+			BumpedIDs                                       []int64        `json:"bumped_ids"`
+			DroppedIDs                                      map[string]int `json:"dropped_ids"`
 		}
 		if err := json.Unmarshal([]byte(runs[0].Counts), &counts); err != nil {
 			t.Fatal(err)
 		}
-		if counts.Added != 1 || counts.Bumped != 2 || counts.Rejected != 3 || fmt.Sprint(counts.BumpedIDs) != fmt.Sprint(known) {
-			t.Fatalf("counts %s; want 1 added, 2 bumped (%v), 3 rejected", runs[0].Counts, known)
+		if counts.Added != 1 || counts.Bumped != 2 || counts.Rejected != 3 || fmt.Sprint(counts.BumpedIDs) != fmt.Sprint(known) ||
+			counts.Playbooks != 1 || counts.Quarantined != 1 || fmt.Sprint(counts.DroppedIDs) != "map[malformed:1 unknown:2]" {
+			t.Fatalf("counts %s; want 1 added, 2 bumped (%v), 3 rejected, 1 playbook, 1 quarantined, 2 unknown and 1 malformed ids dropped",
+				runs[0].Counts, known)
 		}
 
 		c := e.httpClient(true)
@@ -112,14 +120,14 @@ func TestPanelSessionRetroRows(t *testing.T) {
 		if code != http.StatusOK {
 			t.Fatalf("session page: %d\n%s", code, body)
 		}
-		for _, leak := range []string{rowsSecret, "ghp_", rowsInjection, "ignore previous", "x.example"} {
+		for _, leak := range []string{rowsSecret, "ghp_", rowsInjection, "x.example", "i.sh"} {
 			if strings.Contains(body, leak) {
 				t.Errorf("the session page shows %q", leak)
 			}
 		}
 		row := regexp.MustCompile(fmt.Sprintf(`(?s)<tr id="retro-%d">.*?</tr>`, job)).FindString(body)
 		for _, want := range []string{
-			fmt.Sprintf(`<a href="#retro-%d-memories">1</a>`, job),
+			fmt.Sprintf(`<a href="#retro-%d-added">1</a>`, job),
 			fmt.Sprintf(`<a href="#retro-%d-bumped">2</a>`, job),
 			fmt.Sprintf(`<a class="bad" href="#retro-%d-rejected">3</a>`, job),
 		} {
@@ -149,6 +157,26 @@ func TestPanelSessionRetroRows(t *testing.T) {
 			if !strings.Contains(rejected, want) {
 				t.Errorf("#retro-%d-rejected lacks %s:\n%s", job, want, rejected)
 			}
+		}
+		added := divByID(t, body, fmt.Sprintf("retro-%d-added", job))
+		if n := strings.Count(added, `<li class="added">`); n != 1 || !strings.Contains(added, "divide by 100") {
+			t.Errorf("#retro-%d-added lists %d memories, want the discount fact:\n%s", job, n, added)
+		}
+		for anchor, want := range map[string]string{"dropped-unknown": `<tr class="dropped">`, "dropped-malformed": `<tr class="dropped">`,
+			"quarantined": `<li class="quarantined">`, "playbooks": `<li class="playbook">`} {
+			if !strings.Contains(row, fmt.Sprintf(`href="#retro-%d-%s"`, job, anchor)) {
+				t.Errorf("the retro's row does not link #retro-%d-%s", job, anchor)
+			}
+			n := strings.Count(divByID(t, body, fmt.Sprintf("retro-%d-%s", job, anchor)), want)
+			if wantN := map[string]int{"dropped-unknown": 2}[anchor]; n != max(wantN, 1) {
+				t.Errorf("#retro-%d-%s lists %d rows, want %d", job, anchor, n, max(wantN, 1))
+			}
+		}
+		if pb := divByID(t, body, fmt.Sprintf("retro-%d-playbooks", job)); !strings.Contains(pb, `href="/playbooks?workspace=%2Fw%2Frows#playbook-release-notes"`) {
+			t.Errorf("the playbook's link:\n%s", pb)
+		}
+		if code, page := e.get(c, "/playbooks?workspace=/w/rows"); code != http.StatusOK || !strings.Contains(page, `id="playbook-release-notes"`) {
+			t.Errorf("/playbooks?workspace=/w/rows: %d, no #playbook-release-notes", code)
 		}
 		if t.Failed() {
 			t.Logf("session page:\n%s", body)

@@ -117,12 +117,26 @@ type Counts struct {
 	Bumped      int `json:"bumped"`
 	Invalidated int `json:"invalidated"`
 	Rejected    int `json:"rejected"`
+	// Rows: this retro recorded the rows behind its numbers (the *IDs,
+	// *Items and PlaybookSlugs fields); false on retros from before.
+	Rows bool `json:"rows,omitempty"`
 	// BumpedIDs are the memories Bumped counts, one use each, and
 	// RejectedItems the entries Rejected counts: their section, field and
 	// the check's reason, never their text (retro.Refusal). Retros applied
 	// before mull kept them have neither: their numbers have no rows.
 	BumpedIDs     []int64         `json:"bumped_ids,omitempty"`
 	RejectedItems []retro.Refusal `json:"rejected_items,omitempty"`
+	// AddedIDs, InvalidatedIDs and PromotedIDs are the memories Added,
+	// Invalidated and Promoted count; PlaybookSlugs the playbooks
+	// Playbooks counts; DroppedItems the ids DroppedIDs counts; HeldItems
+	// the quarantined texts of no memory (Quarantined counts them and the
+	// added memories flagged). Absent on retros from before mull kept them.
+	AddedIDs       []int64            `json:"added_ids,omitempty"`
+	InvalidatedIDs []int64            `json:"invalidated_ids,omitempty"`
+	PromotedIDs    []int64            `json:"promoted_ids,omitempty"`
+	PlaybookSlugs  []string           `json:"playbook_slugs,omitempty"`
+	DroppedItems   []retro.DroppedRow `json:"dropped_items,omitempty"`
+	HeldItems      []retro.HeldRow    `json:"held_items,omitempty"`
 	// RepeatsByID and SupersedesByID count what the model's ids decided
 	// (bumps, invalidations) instead of mull's text checks; DroppedIDs the
 	// ids it named that were not applied, by reason (retro.Drop*).

@@ -30,7 +30,7 @@ const MaxReasonRunes = 300
 
 // reasonWithheld replaces a reason that still held something the trust
 // gate objects to once its quoted values were masked.
-const reasonWithheld = "refused by its checks (the reason is withheld: it quoted the answer)"
+const reasonWithheld = "withheld: the reason itself reads as an instruction or holds a credential"
 
 // quoted matches a Go-quoted string (%q): how the checks quote what the
 // model wrote.
@@ -57,13 +57,72 @@ func (r Rejected) Refusal() Refusal {
 	section, _, _ = strings.Cut(section, ".")
 	reason := "refused"
 	if r.Err != nil {
-		reason = quoted.ReplaceAllString(r.Err.Error(), `"…"`)
-	}
-	if v := trust.Check(reason); v.Quarantined || v.Redacted > 0 {
-		reason = reasonWithheld
-	}
-	if utf8.RuneCountInString(reason) > MaxReasonRunes {
-		reason = string([]rune(reason)[:MaxReasonRunes-1]) + "…"
+		reason = safeReason(r.Err.Error())
 	}
 	return Refusal{Section: section, Field: field, Reason: reason}
+}
+
+// safeReason is a check's message fit to keep: every quoted value masked,
+// withheld whole when the trust gate still objects, cut to MaxReasonRunes.
+func safeReason(s string) string {
+	s = quoted.ReplaceAllString(s, `"…"`)
+	if v := trust.Check(s); v.Quarantined || v.Redacted > 0 {
+		return reasonWithheld
+	}
+	if utf8.RuneCountInString(s) > MaxReasonRunes {
+		s = string([]rune(s)[:MaxReasonRunes-1]) + "…"
+	}
+	return s
+}
+
+// DroppedRow is an id of the answer that was not applied, as a retro's
+// result keeps it: the field that named it, the id when it was one (what
+// the model wrote otherwise is not kept), and why.
+type DroppedRow struct {
+	Field string `json:"field"`
+	// ID is 0 for a malformed reference.
+	ID     int64  `json:"id,omitempty"`
+	Reason string `json:"reason"`
+	// Detail is DroppedRef.Detail, its quoted values masked.
+	Detail string `json:"detail,omitempty"`
+}
+
+// DroppedRows are c.Dropped as DroppedRow rows, in answer order.
+func (c Changes) DroppedRows() []DroppedRow {
+	out := make([]DroppedRow, 0, len(c.Dropped))
+	for _, d := range c.Dropped {
+		row := DroppedRow{Field: d.Field, Reason: d.Reason}
+		if !d.Ref.Malformed() {
+			row.ID = d.Ref.ID
+		}
+		if d.Detail != "" {
+			row.Detail = safeReason(d.Detail)
+		}
+		out = append(out, row)
+	}
+	return out
+}
+
+// HeldRow is a quarantined text of no memory (Held) as a retro's result
+// keeps it: its kind and the gate's reason, not its text (the quarantine
+// table keeps that, never served).
+type HeldRow struct {
+	Kind string `json:"kind"`
+	// Field is the text's path in the answer ("playbooks[1]").
+	Field  string `json:"field,omitempty"`
+	Reason string `json:"reason"`
+}
+
+// HeldRows are c.Held as HeldRow rows.
+func (c Changes) HeldRows() []HeldRow {
+	out := make([]HeldRow, 0, len(c.Held))
+	for _, h := range c.Held {
+		// Held.Reason is "<field>: <the gate's reason>" (Changes.gate).
+		field, why, ok := strings.Cut(h.Reason, ": ")
+		if !ok {
+			field, why = "", h.Reason
+		}
+		out = append(out, HeldRow{Kind: h.Kind, Field: field, Reason: safeReason(why)})
+	}
+	return out
 }

@@ -60,3 +60,31 @@ func TestRefusalWithheld(t *testing.T) {
 		t.Errorf("Reason is %d runes, at most %d", n, retro.MaxReasonRunes)
 	}
 }
+
+// Dropped ids keep their field, id and reason, never what the model wrote
+// in place of an id; held texts their kind, field and the gate's reason.
+func TestDroppedAndHeldRows(t *testing.T) {
+	var ref retro.Ref
+	if err := json.Unmarshal([]byte(`"`+secret+`"`), &ref); err != nil {
+		t.Fatal(err)
+	}
+	out := retro.Output{
+		Facts:     []retro.Entry{{Text: "the build runs on port 8081", Repeats: retro.Ref{ID: 77}, Supersedes: []retro.Ref{ref}}},
+		Playbooks: []retro.Playbook{{Slug: "deploy", Steps: []string{instruction}}},
+	}
+	c := retro.Plan(out, nil, src, now)
+	dropped, held := c.DroppedRows(), c.HeldRows()
+	b, _ := json.Marshal(map[string]any{"dropped": dropped, "held": held})
+	for _, leak := range []string{secret, "ghp_", instruction, "x.example"} {
+		if strings.Contains(string(b), leak) {
+			t.Errorf("the rows hold %q: %s", leak, b)
+		}
+	}
+	want := []retro.DroppedRow{{Field: "facts[0].repeats", ID: 77, Reason: retro.DropUnknown}, {Field: "facts[0].supersedes[0]", Reason: retro.DropMalformed}}
+	if len(dropped) != 2 || dropped[0] != want[0] || dropped[1] != want[1] {
+		t.Errorf("DroppedRows = %+v, want %+v", dropped, want)
+	}
+	if len(held) != 1 || held[0].Kind != "playbook" || held[0].Field != "playbooks[0]" || held[0].Reason == "" {
+		t.Errorf("HeldRows = %+v, want the playbook's", held)
+	}
+}
