@@ -66,11 +66,11 @@ func TestPanelSessionRetroRows(t *testing.T) {
 					"supersedes": []any{888888, rowsSecret}},
 				map[string]any{"text": "a fact whose source is bad", "src": rowsInjection},
 			},
-			"lessons":   []any{map[string]any{"text": "the token " + rowsSecret + " leaked, and this line has no arrows"}},
+			"lessons": []any{map[string]any{"text": "the token " + rowsSecret + " leaked, and this line has no arrows"}},
 			"playbooks": []any{map[string]any{"slug": rowsSecret, "steps": []string{"make release"}},
 				map[string]any{"slug": "release-notes", "steps": []string{"write the notes", "tag the release"}},
 				map[string]any{"slug": "deploy", "steps": []string{rowsInjection}}},
-			"handoff":   []string{"Fixed the discount.", "Tests pass.", "Next: release."},
+			"handoff": []string{"Fixed the discount.", "Tests pass.", "Next: release."},
 		})
 		if err := e.Fake.SetScript(&fakeds.Script{Rules: []fakeds.Rule{{Kind: "retro_session",
 			Response: &fakeds.Response{Content: string(answer)}}}}); err != nil {

@@ -241,11 +241,13 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if err != nil {
 		return err
 	}
-	for _, r := range ch.Rejected {
-		w.Logger.Info("retro entry rejected", "job_id", job.ID, "kind", r.Kind, "error", r.Err)
+	// As the counts keep them: a refused text or a malformed id may hold a
+	// credential, and the log is no place for it either.
+	for _, r := range ch.Refusals() {
+		w.Logger.Info("retro entry rejected", "job_id", job.ID, "field", r.Field, "reason", r.Reason)
 	}
-	for _, d := range ch.Dropped {
-		w.Logger.Info("retro id dropped", "job_id", job.ID, "field", d.Field, "ref", d.Ref, "reason", d.Reason)
+	for _, d := range ch.DroppedRows() {
+		w.Logger.Info("retro id dropped", "job_id", job.ID, "field", d.Field, "id", d.ID, "reason", d.Reason, "detail", d.Detail)
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"library", w.library(sess.Workspace), "added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated,
