@@ -1,13 +1,8 @@
 package web
 
 import (
-	"encoding/json"
-	"fmt"
-	"maps"
 	"net/http"
-	"slices"
 
-	"github.com/mullhq/mull/jobs/retrosession"
 	"github.com/mullhq/mull/store"
 )
 
@@ -22,6 +17,10 @@ type taskRow struct {
 type reflectionRow struct {
 	store.Reflection
 	Items []itemRow
+	// Recorded are the items LessonsRecorded counts: those that wrote a
+	// memory (tasks.Apply counts them in the transaction that stores
+	// them, so the two agree unless a row was written another way).
+	Recorded []itemRow
 }
 
 // itemRow is a reflection item and its effect on the library.
@@ -66,7 +65,11 @@ func (p *Panel) taskRow(r *http.Request, t store.Task) (taskRow, error) {
 	for _, rf := range refls {
 		rr := reflectionRow{Reflection: rf}
 		for _, it := range rf.Items {
-			rr.Items = append(rr.Items, itemRow{ReflectionItem: it, Effect: effectOf(it)})
+			ir := itemRow{ReflectionItem: it, Effect: effectOf(it)}
+			rr.Items = append(rr.Items, ir)
+			if it.MemoryID != 0 {
+				rr.Recorded = append(rr.Recorded, ir)
+			}
 		}
 		row.Reflections = append(row.Reflections, rr)
 	}
@@ -85,75 +88,4 @@ func (t taskRow) jobIDs() []int64 {
 		}
 	}
 	return ids
-}
-
-// retroRow is a retro applied to a session: what its counts say, and the
-// memories it added and those they superseded.
-type retroRow struct {
-	store.RetroRun
-	// Kind is its job's kind (retro_session or retro_error) as its LLM
-	// call recorded it; "" when no call is kept.
-	Kind      string
-	Counts    retrosession.Counts
-	CountsErr string
-	// Also says what else it did (handoff, playbooks, proposal…), and
-	// Flags what asks for a look (quarantined, truncated).
-	Also, Flags []string
-	Added       []store.Memory
-	Superseded  []store.Memory
-}
-
-// retroMemoriesShown bounds the memories listed per retro.
-const retroMemoriesShown = 50
-
-func (p *Panel) retroRows(r *http.Request, sessionID string) ([]retroRow, error) {
-	st := p.deps.Store
-	runs, err := st.SessionRetroRuns(r.Context(), sessionID, 100)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]retroRow, len(runs))
-	for i, run := range runs {
-		row := retroRow{RetroRun: run}
-		if err := json.Unmarshal([]byte(run.Counts), &row.Counts); err != nil {
-			row.CountsErr = "its counts are not readable: " + err.Error()
-		}
-		row.Also, row.Flags = retroNotes(row.Counts)
-		mems, err := st.MemoriesOfJobs(r.Context(), []int64{run.JobID}, retroMemoriesShown)
-		if err != nil {
-			return nil, err
-		}
-		for _, m := range mems {
-			if m.JobID == run.JobID {
-				row.Added = append(row.Added, m)
-			} else {
-				row.Superseded = append(row.Superseded, m)
-			}
-		}
-		out[i] = row
-	}
-	return out, nil
-}
-
-// retroNotes says what a retro did besides its memories, and what of it
-// asks for a look.
-func retroNotes(c retrosession.Counts) (also, flags []string) {
-	add := func(to *[]string, ok bool, format string, args ...any) {
-		if ok {
-			*to = append(*to, fmt.Sprintf(format, args...))
-		}
-	}
-	add(&also, c.Handoff, "left a handoff")
-	add(&also, c.HandoffStale, "handoff not stored (a newer session's stands)")
-	add(&also, c.Playbooks > 0, "%d playbooks", c.Playbooks)
-	add(&also, c.Proposal, "a proposal")
-	add(&also, c.ProposalRefused, "proposal dropped (the user rejected it before)")
-	add(&also, c.Promoted > 0, "%d promoted to the global library", c.Promoted)
-	add(&also, c.Redacted > 0, "%d credentials redacted", c.Redacted)
-	add(&flags, c.Quarantined > 0, "%d quarantined by the trust gate", c.Quarantined)
-	add(&flags, c.Truncated, "the answer was truncated: only its additive sections applied")
-	for _, why := range slices.Sorted(maps.Keys(c.DroppedIDs)) {
-		add(&flags, true, "%d ids dropped (%s)", c.DroppedIDs[why], why)
-	}
-	return also, flags
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/riverqueue/river/rivertype"
@@ -183,6 +184,31 @@ func retroOutcome(ctx context.Context, st *store.Store, sess store.Session, job 
 	return r, nil
 }
 
+// printRetroRows prints the rows behind a retro's memory counts: the ids
+// it added, bumped and invalidated, and each rejected entry's field and
+// reason (never its text). A retro from before mull kept them has none.
+func printRetroRows(w io.Writer, c retrosession.Counts) {
+	ids := func(label string, list []int64) {
+		if len(list) == 0 {
+			return
+		}
+		s := make([]string, len(list))
+		for i, id := range list {
+			s[i] = fmt.Sprintf("#%d", id)
+		}
+		fmt.Fprintf(w, "  %-10s %s\n", label+":", strings.Join(s, ", "))
+	}
+	ids("added", c.AddedIDs)
+	ids("bumped", c.BumpedIDs)
+	ids("invalidated", c.InvalidatedIDs)
+	for _, r := range c.RejectedItems {
+		fmt.Fprintf(w, "  rejected:  %s: %s\n", r.Field, r.Reason)
+	}
+	if !c.Rows && c.Added+c.Bumped+c.Invalidated+c.Rejected > 0 {
+		fmt.Fprintln(w, "  note:      this retro ran before mull kept the ids behind its counts")
+	}
+}
+
 // printRetro prints a finished retro for a person.
 func printRetro(w io.Writer, r retroResult) {
 	switch {
@@ -195,6 +221,7 @@ func printRetro(w io.Writer, r retroResult) {
 	}
 	if c := r.Counts; c != nil {
 		fmt.Fprintf(w, "  memories:  %d added, %d bumped, %d invalidated, %d rejected\n", c.Added, c.Bumped, c.Invalidated, c.Rejected)
+		printRetroRows(w, *c)
 		if c.Redacted > 0 {
 			fmt.Fprintf(w, "  redacted:  %d secrets removed\n", c.Redacted)
 		}

@@ -89,7 +89,7 @@ func TestRetroRun(t *testing.T) {
 
 			code, out, errOut = retro("session-flaky")
 			for _, want := range []string{"attempt 1/2 failed", "500", "applied by job", "(attempt 2/2",
-				"memories:  2 added, 0 bumped, 0 invalidated, 0 rejected", "handoff:   written", "playbooks: 0 stored",
+				"memories:  2 added, 0 bumped, 0 invalidated, 0 rejected", "added:     #", "handoff:   written", "playbooks: 0 stored",
 				"proposal:  none stored", "cache hits), ", "over 2 calls, 1 failed", "cost:      $0.0"} {
 				if code != 0 || !strings.Contains(out, want) {
 					t.Fatalf("retro run: exit %d, want %q in\n%s%s", code, want, out, errOut)
@@ -102,7 +102,7 @@ func TestRetroRun(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 				t.Fatalf("retro run --json: exit %d, %v\n%s%s", code, err, out, errOut)
 			}
-			if !r.Applied || r.State != "completed" || r.Counts == nil || r.Counts.Added != 0 || r.Counts.Bumped != 2 ||
+			if !r.Applied || r.State != "completed" || r.Counts == nil || r.Counts.Added != 0 || r.Counts.Bumped != 2 || len(r.Counts.BumpedIDs) != 2 ||
 				r.LLM.Calls != 1 || r.LLM.CacheHitTokens == 0 || r.LLM.CacheHitTokens > r.LLM.PromptTokens ||
 				r.LLM.CostUSD <= 0 || r.Workspace != "/home/dev/flaky" || !strings.Contains(errOut, "enqueued as job") {
 				t.Fatalf("second run %+v (counts %+v)\nstderr: %s", r, r.Counts, errOut)

@@ -112,8 +112,9 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 				return err
 			}
 		}
-		c = Counts{Rejected: len(ch.Rejected), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
-			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts()}
+		c = Counts{Rows: true, Rejected: len(ch.Rejected), RejectedItems: ch.Refusals(), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
+			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts(),
+			DroppedItems: ch.DroppedRows(), HeldItems: ch.HeldRows()}
 		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
 			return err
 		}
@@ -123,9 +124,10 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 		if err := writeWorkspace(ctx, st, tx, job.ID, sess, ch, a.sourceAt, now, &c); err != nil {
 			return err
 		}
-		if c.Promoted, err = w.promote(ctx, tx, sess.Workspace, now); err != nil {
+		if c.PromotedIDs, err = w.promote(ctx, tx, sess.Workspace, now); err != nil {
 			return err
 		}
+		c.Promoted = len(c.PromotedIDs)
 		b, _ := json.Marshal(c) // plain struct
 		first, err := st.InsertRetroRun(ctx, tx, store.RetroRun{JobID: job.ID, SessionID: sess.ID,
 			Workspace: sess.Workspace, AppliedAt: now, Counts: string(b)})
@@ -182,11 +184,11 @@ func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 		}
 		ids[i] = id
 	}
-	c.Added = len(ids)
+	c.Added, c.AddedIDs = len(ids), ids
 	if err := st.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
 		return err
 	}
-	c.Bumped = len(ch.Bump)
+	c.Bumped, c.BumpedIDs = len(ch.Bump), ch.Bump
 	for _, inv := range ch.Invalidate {
 		var by int64
 		if inv.By >= 0 && inv.By < len(ids) {
@@ -198,6 +200,7 @@ func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 		}
 		if ok {
 			c.Invalidated++
+			c.InvalidatedIDs = append(c.InvalidatedIDs, inv.ID)
 		}
 	}
 	return nil
@@ -237,6 +240,9 @@ func writeWorkspace(ctx context.Context, st *store.Store, tx *sql.Tx, jobID int6
 		}
 	}
 	c.Playbooks = len(ch.Playbooks)
+	for _, p := range ch.Playbooks {
+		c.PlaybookSlugs = append(c.PlaybookSlugs, p.Slug)
+	}
 	if ch.Proposal == nil {
 		return nil
 	}
@@ -267,34 +273,36 @@ func propose(ctx context.Context, st *store.Store, tx *sql.Tx, jobID int64, sess
 // scope both, by memory.Promote's rules (at most 3, score at least 10, no
 // external src, none the global library has already), unless the workspace
 // lies in a temporary directory. It runs after the retro's own writes, so
-// what this session taught can go too, and returns how many it copied. A
+// what this session taught can go too, and returns the copies' ids. A
 // global copy that was invalidated is never made again.
-func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now time.Time) (int, error) {
+func (w *Worker) promote(ctx context.Context, tx *sql.Tx, workspace string, now time.Time) ([]int64, error) {
 	if !w.scope(workspace).Promotes() || workspace == "" || memory.TemporaryWorkspace(workspace, w.tempDirs()...) {
-		return 0, nil
+		return nil, nil
 	}
 	// The global library's lock comes after the workspace's, always: two
 	// workspaces promoting at once take turns and copy nothing twice.
 	if err := w.Store.LockLibrary(ctx, tx, ""); err != nil {
-		return 0, err
+		return nil, err
 	}
 	local, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{workspace}})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
 	// Every global row, forgotten ones too: a copy someone invalidated
 	// is not promoted again.
 	global, err := w.Store.ListMemories(ctx, tx, store.MemoryFilter{Workspaces: []string{""}, All: true})
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	copies := memories.Gated(memory.Promote(memories.FromRows(local), memories.FromRows(global), now))
-	for _, m := range copies {
-		if _, err := w.Store.InsertMemory(ctx, tx, memories.ToRow(m)); err != nil {
-			return 0, fmt.Errorf("promote to global: %w", err)
+	var ids []int64
+	for _, m := range memories.Gated(memory.Promote(memories.FromRows(local), memories.FromRows(global), now)) {
+		id, err := w.Store.InsertMemory(ctx, tx, memories.ToRow(m))
+		if err != nil {
+			return nil, fmt.Errorf("promote to global: %w", err)
 		}
+		ids = append(ids, id)
 	}
-	return len(copies), nil
+	return ids, nil
 }
 
 func (w *Worker) tempDirs() []string {

@@ -117,6 +117,26 @@ type Counts struct {
 	Bumped      int `json:"bumped"`
 	Invalidated int `json:"invalidated"`
 	Rejected    int `json:"rejected"`
+	// Rows: this retro recorded the rows behind its numbers (the *IDs,
+	// *Items and PlaybookSlugs fields); false on retros from before.
+	Rows bool `json:"rows,omitempty"`
+	// BumpedIDs are the memories Bumped counts, one use each, and
+	// RejectedItems the entries Rejected counts: their section, field and
+	// the check's reason, never their text (retro.Refusal). Retros applied
+	// before mull kept them have neither: their numbers have no rows.
+	BumpedIDs     []int64         `json:"bumped_ids,omitempty"`
+	RejectedItems []retro.Refusal `json:"rejected_items,omitempty"`
+	// AddedIDs, InvalidatedIDs and PromotedIDs are the memories Added,
+	// Invalidated and Promoted count; PlaybookSlugs the playbooks
+	// Playbooks counts; DroppedItems the ids DroppedIDs counts; HeldItems
+	// the quarantined texts of no memory (Quarantined counts them and the
+	// added memories flagged). Absent on retros from before mull kept them.
+	AddedIDs       []int64            `json:"added_ids,omitempty"`
+	InvalidatedIDs []int64            `json:"invalidated_ids,omitempty"`
+	PromotedIDs    []int64            `json:"promoted_ids,omitempty"`
+	PlaybookSlugs  []string           `json:"playbook_slugs,omitempty"`
+	DroppedItems   []retro.DroppedRow `json:"dropped_items,omitempty"`
+	HeldItems      []retro.HeldRow    `json:"held_items,omitempty"`
 	// RepeatsByID and SupersedesByID count what the model's ids decided
 	// (bumps, invalidations) instead of mull's text checks; DroppedIDs the
 	// ids it named that were not applied, by reason (retro.Drop*).
@@ -221,11 +241,13 @@ func Run[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], ses
 	if err != nil {
 		return err
 	}
-	for _, r := range ch.Rejected {
-		w.Logger.Info("retro entry rejected", "job_id", job.ID, "kind", r.Kind, "error", r.Err)
+	// As the counts keep them: a refused text or a malformed id may hold a
+	// credential, and the log is no place for it either.
+	for _, r := range ch.Refusals() {
+		w.Logger.Info("retro entry rejected", "job_id", job.ID, "field", r.Field, "reason", r.Reason)
 	}
-	for _, d := range ch.Dropped {
-		w.Logger.Info("retro id dropped", "job_id", job.ID, "field", d.Field, "ref", d.Ref, "reason", d.Reason)
+	for _, d := range ch.DroppedRows() {
+		w.Logger.Info("retro id dropped", "job_id", job.ID, "field", d.Field, "id", d.ID, "reason", d.Reason, "detail", d.Detail)
 	}
 	w.Logger.Info("retro applied", "job_id", job.ID, "job_kind", job.Kind, "session_id", sess.ID, "workspace", sess.Workspace,
 		"library", w.library(sess.Workspace), "added", counts.Added, "bumped", counts.Bumped, "invalidated", counts.Invalidated,

@@ -301,7 +301,7 @@ const maxTaskIDRunes = 300
 func arrows(s string) string {
 	parts := strings.Split(strings.ReplaceAll(s, "→", "->"), "->")
 	if len(parts) != 3 || blank(parts) {
-		return `must read "a -> b -> c": three non-empty parts joined by ->`
+		return "must read “a -> b -> c”: three non-empty parts joined by ->"
 	}
 	return ""
 }
@@ -310,7 +310,7 @@ func arrows(s string) string {
 func pipes(s string) string {
 	parts := strings.Split(s, "|")
 	if len(parts) != 3 || strings.TrimSpace(parts[0]) == "" || strings.TrimSpace(parts[2]) == "" {
-		return `must read "name | link | use"`
+		return "must read “name | link | use”"
 	}
 	return ""
 }

@@ -80,8 +80,11 @@ type Invalidation struct {
 type Rejected struct {
 	// Kind is the memory kind, or "" for an entry that is not a memory.
 	Kind memory.Kind
-	Text string
-	Err  error
+	// Field is the entry's path in the answer ("facts[2]", "handoff",
+	// "supersede[1].why"): mull's words, never the model's.
+	Field string
+	Text  string
+	Err   error
 }
 
 // DroppedRef is an id of an answer that Plan did not apply.
@@ -292,7 +295,7 @@ func (p *planner) cite(j int, field string, byID bool, evidence []string) {
 // returned redacted, with the counts kept.
 func (c *Changes) gate(kind, field, text string, err error) (string, bool) {
 	if err != nil {
-		c.Rejected = append(c.Rejected, Rejected{Text: text, Err: err})
+		c.Rejected = append(c.Rejected, Rejected{Field: field, Text: text, Err: err})
 		return "", false
 	}
 	v := trust.Check(text)
@@ -372,7 +375,7 @@ func (p *planner) addEntry(f string, s memSection, e Entry, existing []memory.Me
 		}
 	}
 	if err := checkEntry(f, e, s.check); err != nil {
-		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: err})
+		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Field: f, Text: e.Text, Err: err})
 		refused()
 		return
 	}
@@ -387,7 +390,7 @@ func (p *planner) addEntry(f string, s memSection, e Entry, existing []memory.Me
 	}
 	switch {
 	case err != nil:
-		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Text: e.Text, Err: fmt.Errorf("%s: %w", f, err)})
+		c.Rejected = append(c.Rejected, Rejected{Kind: s.kind, Field: f, Text: e.Text, Err: fmt.Errorf("%s: %w", f, err)})
 		refused()
 		return
 	case c.added(m):
