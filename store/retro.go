@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -252,6 +253,9 @@ const (
 	DecidedByAgent = "agent"
 )
 
+// Deciders are the DecidedBy values DecideProposal accepts.
+var Deciders = []string{DecidedByPanel, DecidedByAPI, DecidedByCLI, DecidedByAgent}
+
 const proposalColumns = `id, workspace, summary, detail, status, session_id, job_id, created_at, decided_at, note, kind, payload, decided_by`
 
 // AddPendingProposal stores a pending proposal unless the workspace already
@@ -334,6 +338,9 @@ func (s *Store) DecideProposal(ctx context.Context, tx *sql.Tx, id, status, note
 	}
 	if strings.TrimSpace(by) == "" {
 		return Proposal{}, fmt.Errorf("decide proposal %s: no decider: say who decides (store.DecidedBy…)", id)
+	}
+	if !slices.Contains(Deciders, by) {
+		return Proposal{}, fmt.Errorf("decide proposal %s: unknown decider %q: it is one of %q", id, by, Deciders)
 	}
 	p, err := scanProposal(tx.QueryRowContext(ctx, `update proposals set status = $2, note = $3, decided_at = $4, decided_by = $6
 		where id = $1 and status = $5 returning `+proposalColumns, id, status, note, utcMicro(at), ProposalPending, by))
