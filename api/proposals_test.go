@@ -60,6 +60,13 @@ func TestProposalRoutes(t *testing.T) {
 			t.Fatalf("show: %+v", p)
 		}
 		expectError(t, serve(srv, "GET", "/v1/admin/proposals/retro-9", ""), http.StatusNotFound, "no proposal retro-9")
+		// A pending proposal has no decider: decided_by is left out, in
+		// its show and in the list.
+		for _, path := range []string{"/v1/admin/proposals/retro-1", "/v1/admin/proposals"} {
+			if rec := serve(srv, "GET", path, ""); strings.Contains(rec.Body.String(), "decided_by") {
+				t.Fatalf("%s shows a pending proposal's decider: %s", path, rec.Body)
+			}
+		}
 
 		expectError(t, serve(srv, "POST", "/v1/admin/proposals/retro-1/reject", ""), http.StatusBadRequest, "note: required")
 		expectError(t, serve(srv, "POST", "/v1/admin/proposals/retro-1/reject", `{"note":""}`), http.StatusBadRequest, "note: required")

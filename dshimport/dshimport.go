@@ -101,9 +101,9 @@ type Importer struct {
 	// AnalyzeAfter is how many events one scan must store before it
 	// refreshes the planner's statistics of the tables it filled
 	// (store.Analyze, after the last batch committed): a large import
-	// leaves the statistics describing the tables before it. Defaults to
+	// leaves the statistics describing the tables before it. 0 means
 	// 1000, so a watch's small scans leave it to autovacuum; `mull import
-	// dsh` sets 1.
+	// dsh` sets 1. A negative one is refused.
 	AnalyzeAfter int
 
 	feedback feedbackMark // the message-feedback file as last read
@@ -240,7 +240,10 @@ func (im *Importer) withDefaults() (*Importer, error) {
 	if c.Settle <= 0 {
 		c.Settle = DefaultSettle
 	}
-	if c.AnalyzeAfter <= 0 {
+	if c.AnalyzeAfter < 0 {
+		return nil, fmt.Errorf("dshimport: AnalyzeAfter is %d: give a count of events (0 for the default, %d)", c.AnalyzeAfter, DefaultAnalyzeAfter)
+	}
+	if c.AnalyzeAfter == 0 {
 		c.AnalyzeAfter = DefaultAnalyzeAfter
 	}
 	return &c, nil

@@ -384,6 +384,17 @@ func TestScanAnalyzesAfterLargeImport(t *testing.T) {
 			}
 			return true
 		}
+		// A negative threshold is a mistake, refused before anything is
+		// read, naming it.
+		fake := newFakeIngest()
+		bad := newImporter(s, homeWith(t, s4), fake)
+		bad.AnalyzeAfter = -1
+		if sum, err := bad.Scan(context.Background()); err == nil || !strings.Contains(err.Error(), "AnalyzeAfter is -1") || sum.Stored != 0 {
+			t.Fatalf("AnalyzeAfter -1: %+v, %v", sum, err)
+		}
+		if len(fake.batches) != 0 {
+			t.Fatalf("a refused scan ingested %d batches", len(fake.batches))
+		}
 		dry := newImporter(s, homeWith(t, s4), nil)
 		dry.DryRun, dry.AnalyzeAfter = true, 1
 		if sum := scanOK(t, dry); sum.Events != s4.events || analyzed() {

@@ -32,8 +32,9 @@ type Proposal struct {
 	DecidedAt time.Time `json:"decided_at,omitzero"`
 	Note      string    `json:"note,omitempty"`
 	// DecidedBy says who decided: store.DecidedByPanel, …API, …CLI or
-	// …Agent; "" while pending or when decided before mull kept it.
-	DecidedBy string `json:"decided_by"`
+	// …Agent; "" (left out of the JSON) while pending or when decided
+	// before mull kept it.
+	DecidedBy string `json:"decided_by,omitempty"`
 	// Withheld: the render-time gate found an instruction in its summary
 	// or detail, which are not shown (Summary says so); listings leave it
 	// out.

@@ -112,6 +112,15 @@ func ForSession(ctx context.Context, s *store.Store, pricing llm.Pricing, sessio
 
 // Assemble groups priced usage and summed spend into a Report.
 func Assemble(pricing llm.Pricing, usages []store.AgentUsage, spend []store.LearningSpend) Report {
+	return AssemblePriced(pricing, nil, usages, spend)
+}
+
+// AssemblePriced is Assemble with part of the agent's usage priced
+// already: priced are rows of an earlier Assemble's Days (their Agent
+// side is added; their Mull side must be empty), for a caller that keeps
+// the usage of days that no longer change. The result is what Assemble
+// gives for all the usage events at once.
+func AssemblePriced(pricing llm.Pricing, priced []Row, usages []store.AgentUsage, spend []store.LearningSpend) Report {
 	type key struct{ ws, day string }
 	rows := map[key]*Row{}
 	row := func(ws, day string) *Row {
@@ -120,6 +129,9 @@ func Assemble(pricing llm.Pricing, usages []store.AgentUsage, spend []store.Lear
 			rows[k] = &Row{Workspace: ws, Day: day, Mull: Mull{CostByKind: map[string]int64{}}}
 		}
 		return rows[k]
+	}
+	for _, p := range priced {
+		merge(row(p.Workspace, p.Day), &Row{Agent: p.Agent})
 	}
 	for _, u := range usages {
 		addAgent(&row(u.Workspace, u.Time.UTC().Format(time.DateOnly)).Agent, pricing, u)

@@ -2,6 +2,7 @@ package overhead_test
 
 import (
 	"math"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -68,6 +69,29 @@ func TestAssemble(t *testing.T) {
 	if tot := r.Total; tot.Agent.Steps != 5 || tot.Agent.CostNanoUSD != 903_000_000+1_364_000_000 || tot.Mull.CostNanoUSD != 15_030_001 ||
 		tot.Mull.CostByKind["retro_error"] != 1 || tot.Agent.UnpricedSteps != 1 {
 		t.Errorf("total %+v", tot)
+	}
+}
+
+// AssemblePriced with some days' usage priced ahead (an earlier Assemble's
+// Days) gives what Assemble gives for all the usage at once, whichever
+// way the usage is split.
+func TestAssemblePriced(t *testing.T) {
+	pricing := llm.NewPricing(config.Default().LLM)
+	day := time.Date(2026, 11, 28, 8, 0, 0, 0, time.UTC)
+	var usages []store.AgentUsage
+	for i := range 12 {
+		usages = append(usages, store.AgentUsage{Workspace: []string{"/a", "/b"}[i%2], Time: day.Add(time.Duration(i) * 7 * time.Hour),
+			UsagePayload: events.UsagePayload{Model: []string{"deepseek-v4-flash", "deepseek-v4-pro", "mystery"}[i%3],
+				InputTokens: int64(1000 * i), CacheReadTokens: int64(333 * i), OutputTokens: int64(77 * i), ReasoningTokens: ptr(int64(i))}})
+	}
+	spend := []store.LearningSpend{{Workspace: "/a", Day: "2026-11-29", Kind: "retro_session", Calls: 2, PromptTokens: 40, CostNanoUSD: 9_000}}
+	want := overhead.Assemble(pricing, usages, spend)
+	for split := range len(usages) + 1 {
+		past := overhead.Assemble(pricing, usages[:split], nil).Days
+		got := overhead.AssemblePriced(pricing, past, usages[split:], spend)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("split at %d:\n got %+v\nwant %+v", split, got, want)
+		}
 	}
 }
 

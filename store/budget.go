@@ -232,7 +232,7 @@ func (s *Store) AddBudgetUsage(ctx context.Context, tx *sql.Tx, day string, keys
 // BudgetDay reads every limit and a day's usage rows, both ordered by key,
 // in one read transaction.
 func (s *Store) BudgetDay(ctx context.Context, day string) (limits []BudgetLimit, usage []BudgetUsage, err error) {
-	err = s.InTx(ctx, func(tx *sql.Tx) error {
+	err = s.readTx(ctx, func(tx *sql.Tx) error {
 		if limits, err = s.BudgetLimits(ctx, tx); err != nil {
 			return err
 		}

@@ -1,5 +1,7 @@
 package store
 
+import "database/sql"
+
 // SearchStatements are the statements MatchMemories runs for terms, for
 // the tests that read their plans: the first step of the search by the
 // full-text index, and the one by substring.
@@ -8,3 +10,6 @@ func (s *Store) SearchStatements(workspaces, terms []string, limit int) (indexed
 	substring, substringArgs = s.substringSearch(workspaces, terms, limit)
 	return indexed, substring, indexedArgs, substringArgs
 }
+
+// ReadDB is the handle the store's read-only reports use (readDB).
+func (s *Store) ReadDB() *sql.DB { return s.readDB() }

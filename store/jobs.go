@@ -19,7 +19,7 @@ type JobCount struct {
 // JobCounts counts River's jobs by kind, queue and state, for health and
 // metrics. It reads river_job directly: River's client has no count API.
 func (s *Store) JobCounts(ctx context.Context) ([]JobCount, error) {
-	rows, err := s.DB.QueryContext(ctx,
+	rows, err := s.readDB().QueryContext(ctx,
 		"select kind, queue, state, count(*) from river_job group by kind, queue, state order by kind, queue, state")
 	if err != nil {
 		return nil, fmt.Errorf("count jobs: %w", err)
@@ -50,7 +50,7 @@ func (s *Store) DeadLetterCounts(ctx context.Context) (map[string]int64, error) 
 	if s.Dialect == SQLite {
 		failed = "errors is not null and json_array_length(errors) > 0 and json_extract(errors, '$[#-1].error') not like '%" + StepCutOff + "%'"
 	}
-	rows, err := s.DB.QueryContext(ctx, `select kind, count(*) from river_job
+	rows, err := s.readDB().QueryContext(ctx, `select kind, count(*) from river_job
 		where state = 'discarded' or (state = 'cancelled' and `+failed+`) group by kind`)
 	if err != nil {
 		return nil, fmt.Errorf("count dead letters: %w", err)

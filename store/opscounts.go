@@ -14,7 +14,7 @@ type QueueState struct {
 // QueueStates lists River's queues and whether each is paused, for
 // metrics. It reads river_queue directly, as JobCounts reads river_job.
 func (s *Store) QueueStates(ctx context.Context) ([]QueueState, error) {
-	rows, err := s.DB.QueryContext(ctx, "select name, paused_at is not null from river_queue order by name")
+	rows, err := s.readDB().QueryContext(ctx, "select name, paused_at is not null from river_queue order by name")
 	if err != nil {
 		return nil, fmt.Errorf("list queues: %w", err)
 	}

@@ -63,7 +63,7 @@ func (s *Store) AgentUsages(ctx context.Context, f OverheadFilter) ([]AgentUsage
 	if where != "" {
 		q += " and " + where
 	}
-	rows, err := s.DB.QueryContext(ctx, q+` order by time, id`, args...)
+	rows, err := s.readDB().QueryContext(ctx, q+` order by time, id`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list usage events: %w", err)
 	}
@@ -82,6 +82,29 @@ func (s *Store) AgentUsages(ctx context.Context, f OverheadFilter) ([]AgentUsage
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+// CountAgentUsages counts the agent's usage events in a window (f's
+// Workspace and SessionID too). Events are only ever added, with their
+// time as the agent logged it, so a window's count changes exactly when
+// an event lands in it: the overview keeps its past days' priced usage
+// while their count stays the same. It reads the events_type_time index
+// alone.
+func (s *Store) CountAgentUsages(ctx context.Context, f OverheadFilter) (int64, error) {
+	where, args := f.where("time", []any{string(events.Usage)})
+	if f.SessionID != "" {
+		args = append(args, f.SessionID)
+		where = strings.TrimPrefix(where+fmt.Sprintf(" and session_id = $%d", len(args)), " and ")
+	}
+	q := `select count(*) from events where type = $1`
+	if where != "" {
+		q += " and " + where
+	}
+	var n int64
+	if err := s.readDB().QueryRowContext(ctx, q, args...).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count usage events: %w", err)
+	}
+	return n, nil
 }
 
 // LearningSpend sums mull's own LLM calls of one workspace, UTC day and job
@@ -109,7 +132,7 @@ func (s *Store) SumLearningSpend(ctx context.Context, f OverheadFilter) ([]Learn
 	if where != "" {
 		where = " where " + where
 	}
-	rows, err := s.DB.QueryContext(ctx, `select workspace, `+day+` as d, kind, count(*), coalesce(sum(prompt_tokens), 0),
+	rows, err := s.readDB().QueryContext(ctx, `select workspace, `+day+` as d, kind, count(*), coalesce(sum(prompt_tokens), 0),
 		coalesce(sum(cache_hit_tokens), 0), coalesce(sum(completion_tokens), 0), coalesce(sum(cost_nano_usd), 0)
 		from llm_calls`+where+` group by workspace, d, kind order by workspace, d, kind`, args...)
 	if err != nil {

@@ -58,6 +58,17 @@ func TestOverheadReads(t *testing.T) {
 		if err != nil || len(got) != 1 || got[0].Step != 1 {
 			t.Fatalf("one session's usages before day2 %+v, %v", got, err)
 		}
+		// CountAgentUsages counts what AgentUsages lists, filter for filter.
+		for _, f := range []store.OverheadFilter{{}, {Workspace: "/a", Since: day2}, {SessionID: "session-b"}, {SessionID: "session-a", Until: day2},
+			{Since: day1, Until: day2}, {Since: day2.Add(time.Hour)}} {
+			list, err := s.AgentUsages(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := s.CountAgentUsages(ctx, f); err != nil || n != int64(len(list)) {
+				t.Fatalf("count %+v: %d, %v; want %d", f, n, err, len(list))
+			}
+		}
 
 		for _, c := range []store.LLMCall{
 			{Kind: "retro_session", Workspace: "/a", Model: "m", PromptTokens: 1000, CacheHitTokens: 800, CacheMissTokens: 200, CompletionTokens: 100, CostNanoUSD: 500, Outcome: "ok", CreatedAt: day1},

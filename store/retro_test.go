@@ -184,6 +184,18 @@ func TestDecideProposal(t *testing.T) {
 		if p, _ := s.GetProposal(ctx, s.DB, "retro-2"); p.Status != store.ProposalPending {
 			t.Fatalf("a refused decision changed %+v", p)
 		}
+		// Only mull's own deciders: anything else is refused, naming it.
+		for _, by := range []string{"bob", "Agent", "admin (panel) "} {
+			if err := s.InTx(ctx, func(tx *sql.Tx) error {
+				_, err := s.DecideProposal(ctx, tx, "retro-2", store.ProposalAccepted, "", by, t0)
+				return err
+			}); err == nil || !strings.Contains(err.Error(), "is not an actor") || !strings.Contains(err.Error(), fmt.Sprintf("%q", by)) {
+				t.Fatalf("decide by %q: %v", by, err)
+			}
+		}
+		if p, _ := s.GetProposal(ctx, s.DB, "retro-2"); p.Status != store.ProposalPending || p.DecidedBy != "" {
+			t.Fatalf("a refused decider changed %+v", p)
+		}
 		_, err = decide("retro-1", store.ProposalAccepted, "", t0.Add(2*time.Hour))
 		if !errors.Is(err, store.ErrNotPending) || !strings.Contains(err.Error(), "already rejected") {
 			t.Fatalf("decide twice: %v", err)

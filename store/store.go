@@ -38,8 +38,11 @@ type Store struct {
 	// Where says which database this is, with secrets masked, for logs.
 	Where string
 
-	pool   *pgxpool.Pool
-	ckpt   *checkpointer // SQLite only
+	pool *pgxpool.Pool
+	ckpt *checkpointer // SQLite only
+	// reads is SQLite's pool of read-only connections (readDB), nil on
+	// Postgres, whose pool serves reads and writes alike.
+	reads  *sql.DB
 	driver riverdriver.Driver[*sql.Tx]
 	now    func() time.Time
 }
@@ -84,13 +87,69 @@ func openSQLite(path string) (*Store, error) {
 		db.Close()
 		return nil, fmt.Errorf("store: open sqlite %s: %w", path, err)
 	}
+	reads, err := openSQLiteReads(path)
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: open sqlite %s: read pool: %w", path, err)
+	}
 	ckpt, err := startCheckpointer(dsn)
 	if err != nil {
+		reads.Close()
 		db.Close()
 		return nil, fmt.Errorf("store: open sqlite %s: checkpointer: %w", path, err)
 	}
 	abs, _ := filepath.Abs(path)
-	return &Store{DB: db, Dialect: SQLite, Where: "sqlite " + abs, driver: riversqlite.New(db), now: time.Now, ckpt: ckpt}, nil
+	return &Store{DB: db, Dialect: SQLite, Where: "sqlite " + abs, driver: riversqlite.New(db), now: time.Now, ckpt: ckpt, reads: reads}, nil
+}
+
+// readConns is how many read-only connections SQLite's read pool opens at
+// most.
+const readConns = 4
+
+// openSQLiteReads opens the pool of read-only connections beside the one
+// writer connection. In WAL mode a reader reads the last committed state
+// while the writer writes, and blocks neither the writer nor a passive
+// checkpoint, so the panel's reports (the overview's 30-day sums, job and
+// dead letter counts) run there rather than waiting their turn for the
+// writer connection behind River's producer, completer and every job at
+// work. query_only refuses any write on them: the writer stays the only
+// one. Transactions begin deferred (no _txlock=immediate): a read takes no
+// write lock. A read sees every transaction committed before it starts,
+// so a caller reads what it has just written.
+func openSQLiteReads(path string) (*sql.DB, error) {
+	connector, err := newStmtCacheConnector("file:" + path + "?_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)" +
+		"&_pragma=cache_size(-16384)&_pragma=query_only(1)&_time_format=sqlite")
+	if err != nil {
+		return nil, err
+	}
+	db := sql.OpenDB(connector)
+	db.SetMaxOpenConns(readConns)
+	db.SetMaxIdleConns(readConns)
+	// An idle reader keeps its page cache a while, then goes.
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// readDB is the handle for reads that need no transaction of the caller's
+// and may run beside the writer: SQLite's read pool, or Postgres's pool.
+func (s *Store) readDB() *sql.DB {
+	if s.reads != nil {
+		return s.reads
+	}
+	return s.DB
+}
+
+// ReadsShared is this store with its reads on the writer connection, as
+// before SQLite had a read pool: for benchmarks that compare the two. It
+// shares s's handles: close s, never it.
+func (s *Store) ReadsShared() *Store {
+	c := *s
+	c.reads = nil
+	return &c
 }
 
 func openPostgres(ctx context.Context, url string) (*Store, error) {
@@ -131,9 +190,14 @@ func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Microsecond
 // Close releases the database.
 func (s *Store) Close() error {
 	var ckptErr error
+	if s.reads != nil {
+		// Before the checkpointer: its connection, the last, checkpoints
+		// the whole log only when no reader is open.
+		ckptErr = s.reads.Close()
+	}
 	if s.ckpt != nil {
 		// First: the last connection to close checkpoints the whole log.
-		ckptErr = s.ckpt.close()
+		ckptErr = errors.Join(ckptErr, s.ckpt.close())
 	}
 	err := errors.Join(s.DB.Close(), ckptErr)
 	if s.pool != nil {
@@ -168,6 +232,20 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error)
 		return fmt.Errorf("store: commit: %w", err)
 	}
 	return nil
+}
+
+// readTx runs fn in a read-only transaction on readDB, one snapshot for
+// several reads, and rolls it back.
+func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	// SQLite's read pool refuses writes itself (query_only) and its driver
+	// takes no read-only option.
+	opts := &sql.TxOptions{ReadOnly: s.reads == nil && s.Dialect == Postgres}
+	tx, err := s.readDB().BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("store: begin read: %w", err)
+	}
+	defer tx.Rollback()
+	return fn(tx)
 }
 
 // ErrNotFound is returned when a row asked for by id does not exist.

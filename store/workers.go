@@ -74,7 +74,7 @@ func (s *Store) ListWorkers(ctx context.Context) ([]Worker, error) {
 }
 
 func (s *Store) workers(ctx context.Context, where string, args ...any) ([]Worker, error) {
-	rows, err := s.DB.QueryContext(ctx, `select client_id, host, pid, started_at, heartbeat_at, queues
+	rows, err := s.readDB().QueryContext(ctx, `select client_id, host, pid, started_at, heartbeat_at, queues
 		from mull_workers `+where, args...)
 	if err != nil {
 		return nil, fmt.Errorf("list workers: %w", err)
@@ -99,7 +99,7 @@ func (s *Store) workers(ctx context.Context, where string, args ...any) ([]Worke
 // LiveWorkers counts the workers whose last heartbeat is at or after since.
 func (s *Store) LiveWorkers(ctx context.Context, since time.Time) (int64, error) {
 	var n int64
-	if err := s.DB.QueryRowContext(ctx, "select count(*) from mull_workers where heartbeat_at >= $1", since.UTC()).Scan(&n); err != nil {
+	if err := s.readDB().QueryRowContext(ctx, "select count(*) from mull_workers where heartbeat_at >= $1", since.UTC()).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count live workers: %w", err)
 	}
 	return n, nil
@@ -109,7 +109,7 @@ func (s *Store) LiveWorkers(ctx context.Context, since time.Time) (int64, error)
 // queue, leaving out paused queues: their jobs wait for an operator, not
 // for a worker.
 func (s *Store) AvailableJobs(ctx context.Context) (map[string]int64, error) {
-	rows, err := s.DB.QueryContext(ctx, `select queue, count(*) from river_job where state = 'available'
+	rows, err := s.readDB().QueryContext(ctx, `select queue, count(*) from river_job where state = 'available'
 		and queue not in (select name from river_queue where paused_at is not null) group by queue`)
 	if err != nil {
 		return nil, fmt.Errorf("count available jobs: %w", err)

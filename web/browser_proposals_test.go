@@ -16,6 +16,7 @@ import (
 // note by clicking their forms (the store changes), then read the
 // playbooks and the ledger, with a screenshot of each page.
 func TestPanelBrowserProposals(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		now := time.Now()

@@ -18,6 +18,14 @@ import (
 // chromium is the Chromium to drive (testbrowser.Chromium).
 func chromium(t *testing.T) string { return testbrowser.Chromium(t) }
 
+// needBrowser is a browser test's first line: without a Chromium it skips
+// (loudly; under CI=true it fails) before the test builds its env and
+// fixtures, which take a while for nothing when no browser can look.
+func needBrowser(t *testing.T) {
+	t.Helper()
+	chromium(t)
+}
+
 // browser is a headless Chromium on an env's server: one per test, so no
 // cookie crosses tests.
 type browser struct {

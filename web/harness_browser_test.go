@@ -15,6 +15,7 @@ import (
 // walk the refinement, entry and review pages; then the benchmark runs, a
 // run's grid and a cell's evidence.
 func TestPanelBrowserHarness(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s, benchEnvOpts)
 		d := harnessFixture(t, e)

@@ -2,6 +2,7 @@ package web
 
 import (
 	"cmp"
+	"errors"
 	"net/http"
 	"slices"
 
@@ -111,6 +112,15 @@ func (p *Panel) lessonList(w http.ResponseWriter, r *http.Request) error {
 		}
 	}
 	ctx, st := r.Context(), p.deps.Store
+	if v.Task != "" {
+		// A task that does not exist had no lessons in force: say so
+		// rather than list none, as a page of an unknown id does.
+		if _, err := st.GetTask(ctx, st.DB, v.Task); errors.Is(err, store.ErrNotFound) {
+			return Errorf(http.StatusNotFound, "mull has no task %q: a task's lessons in force link here from its session's page", v.Task)
+		} else if err != nil {
+			return err
+		}
+	}
 	rows, err := st.PanelLessons(ctx, store.LessonPage{Scope: v.Scope, State: v.State, Quarantined: v.Quarantined,
 		Workspace: v.Workspace, Kind: v.Kind, Task: v.Task, Limit: v.Pager.Limit(), Offset: v.Pager.Offset()})
 	if err != nil {

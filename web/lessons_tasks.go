@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/mullhq/mull/learn/lesson"
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -41,10 +42,15 @@ func (p *Panel) lessonTasks(w http.ResponseWriter, r *http.Request) error {
 		return Errorf(http.StatusBadRequest, "status %q is not one of %v", v.Status, lessonTaskStatuses)
 	}
 	ctx, st := r.Context(), p.deps.Store
-	if _, err := st.GetMemory(ctx, st.DB, id); errors.Is(err, store.ErrNotFound) {
+	row, err := st.GetMemory(ctx, st.DB, id)
+	if errors.Is(err, store.ErrNotFound) {
 		return Errorf(http.StatusNotFound, "mull has no memory %d", id)
 	} else if err != nil {
 		return err
+	}
+	// As the lesson's own page: only a structured lesson has precedent.
+	if k := memories.FromRow(row).Kind; !k.Structured() {
+		return Errorf(http.StatusNotFound, "memory %d is a %s, not a structured lesson: it has no tasks; see /memories/%d", id, k, id)
 	}
 	rows, err := st.PanelTasks(ctx, store.TaskPage{Lesson: id, Status: v.Status, Limit: v.Pager.Limit(), Offset: v.Pager.Offset()})
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"io"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -177,5 +178,29 @@ func TestPanelLessonTasksEmptyAndErrors(t *testing.T) {
 				t.Errorf("%s: %d, want %d\n%s", path, code, want, body)
 			}
 		}
+		// A visitor without the admin cookie is sent to log in, as on
+		// every panel page, and sees no task.
+		req, _ := http.NewRequest("GET", fmt.Sprintf("%s/lessons/%d/tasks?status=failed", e.URL, f.A), nil)
+		req.Header.Set("Accept", "text/html")
+		res, err := e.httpClient(false).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		anon, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if loc, want := res.Header.Get("Location"), fmt.Sprintf("/login?next=/lessons/%d/tasks%%3Fstatus%%3Dfailed", f.A); res.StatusCode != http.StatusSeeOther ||
+			loc != want || strings.Contains(string(anon), "task-l3") {
+			t.Fatalf("anonymous: %d to %q, want 303 to %q\n%s", res.StatusCode, loc, want, anon)
+		}
+		// The lessons in force of a task mull does not have: 404, naming it.
+		e.wantRefused(t, c, http.StatusNotFound, "/lessons?task=task-nope", "mull has no task", "task-nope")
+		// A memory that is not a lesson has no tasks: 404, naming it.
+		storetest.Memories(t, s, "/w/links", 0, 1, time.Now())
+		var fact int64
+		if err := s.DB.QueryRow(`select max(id) from memories where kind = 'fact'`).Scan(&fact); err != nil {
+			t.Fatal(err)
+		}
+		e.wantRefused(t, c, http.StatusNotFound, fmt.Sprintf("/lessons/%d/tasks", fact),
+			fmt.Sprintf("memory %d is a fact, not a structured lesson", fact))
 	})
 }

@@ -301,6 +301,7 @@ func postPage(t *testing.T, e *env, c *http.Client, path string, form url.Values
 // filters it, opens a memory, invalidates it with a reason through the
 // form (the store has it), then opens /asof and a diff.
 func TestPanelBrowserMemories(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		t0 := time.Now().UTC().Add(-3 * time.Hour)

@@ -19,6 +19,7 @@ import (
 // The overview draws its four charts (uPlot canvases) from recorded LLM
 // calls, and its numbers lead to the call list and one call's prompt.
 func TestPanelBrowserOverview(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		callsFixture(t, e, 30)
@@ -74,6 +75,7 @@ func (b *browser) openCharts() {
 // A dead letter retried in the browser runs again and leaves the dead
 // letters; the purge page shows its dry run.
 func TestPanelBrowserDeadLetters(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		id := e.deadLetter(t, "browser-retry")

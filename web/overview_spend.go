@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/mullhq/mull/budget"
@@ -85,17 +86,22 @@ type chartSeries struct {
 
 func (p *Panel) spend(ctx context.Context) (spendView, error) {
 	now := p.deps.Now().UTC()
-	since := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC).AddDate(0, 0, 1-spendDays)
-	f := store.OverheadFilter{Since: since}
-	usages, err := p.deps.Store.AgentUsages(ctx, f)
+	today := time.Date(now.Year(), now.Month(), now.Day(), 0, 0, 0, 0, time.UTC)
+	since := today.AddDate(0, 0, 1-spendDays)
+	pricing := llm.NewPricing(p.deps.Config.LLM)
+	past, err := p.agents.get(ctx, p.deps.Store, pricing, since, today)
 	if err != nil {
 		return spendView{}, err
 	}
-	spent, err := p.deps.Store.SumLearningSpend(ctx, f)
+	usages, err := p.deps.Store.AgentUsages(ctx, store.OverheadFilter{Since: today})
 	if err != nil {
 		return spendView{}, err
 	}
-	rep := overhead.Assemble(llm.NewPricing(p.deps.Config.LLM), usages, spent)
+	spent, err := p.deps.Store.SumLearningSpend(ctx, store.OverheadFilter{Since: since})
+	if err != nil {
+		return spendView{}, err
+	}
+	rep := overhead.AssemblePriced(pricing, past, usages, spent)
 	v := spendView{Since: since, Total: rep.Total}
 	days := map[string]*spendDay{}
 	for i := range spendDays {
@@ -219,3 +225,43 @@ func (v spendView) AgentUSD() float64 { return budget.USD(v.Total.Agent.CostNano
 
 // AgentDayUSD is a day's agent cost in dollars.
 func (spendView) AgentDayUSD(d spendDay) float64 { return budget.USD(d.Agent.CostNanoUSD) }
+
+// agentDays keeps the agent's priced usage of the overview's days before
+// today (UTC), by workspace and day. Reading and pricing 30 days of usage
+// events one by one (each at its own time's price) was most of the
+// overview's time: 45,000 events took seconds on a busy machine. Events
+// are only ever added, so the count of the past days' usage events says
+// whether the kept rows still hold: a late import into a past day changes
+// it, and the days are read again. Today is always read afresh.
+type agentDays struct {
+	mu           sync.Mutex
+	since, until time.Time
+	// n is the window's usage events counted before they were read: one
+	// that lands while they are read makes the next count differ.
+	n    int64
+	rows []overhead.Row
+	ok   bool
+	// off reads the days every time (benchmarks compare).
+	off bool
+}
+
+// get returns the priced usage rows of [since, until), kept or read anew.
+func (c *agentDays) get(ctx context.Context, s *store.Store, pricing llm.Pricing, since, until time.Time) ([]overhead.Row, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	f := store.OverheadFilter{Since: since, Until: until}
+	n, err := s.CountAgentUsages(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	if c.ok && !c.off && n == c.n && c.since.Equal(since) && c.until.Equal(until) {
+		return c.rows, nil
+	}
+	usages, err := s.AgentUsages(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	c.rows = overhead.Assemble(pricing, usages, nil).Days
+	c.since, c.until, c.n, c.ok = since, until, n, true
+	return c.rows, nil
+}

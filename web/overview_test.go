@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"database/sql"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -139,5 +141,51 @@ func TestPanelLLMCalls(t *testing.T) {
 		if code, _ := e.get(e.httpClient(false), "/llm"); code != http.StatusSeeOther {
 			t.Fatalf("/llm without a login: %d", code)
 		}
+	})
+}
+
+// The overview keeps the agent usage of its past days and reads them again
+// when a usage event lands in one (an import of old logs), so a later
+// visit counts every step: past day, today, and a late past one.
+func TestPanelOverviewAgentDays(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		e := newEnv(t, s)
+		c := e.httpClient(true)
+		ctx := context.Background()
+		now := time.Now().UTC()
+		n := 0
+		usage := func(at time.Time) {
+			t.Helper()
+			n++
+			ev := store.Event{ID: fmt.Sprintf("usage-%d", n), SessionID: "sess-usage", Workspace: "/w/usage", Type: "usage", Time: at,
+				Source: store.SourceImport, Payload: []byte(`{"model":"deepseek-v4-flash","input_tokens":1000,"cache_read_tokens":0,"output_tokens":10}`)}
+			err := s.InTx(ctx, func(tx *sql.Tx) error {
+				if _, _, err := s.LockSession(ctx, tx, ev.SessionID, ev.Workspace, now.AddDate(0, 0, -20)); err != nil {
+					return err
+				}
+				_, err := s.InsertEvents(ctx, tx, []store.Event{ev})
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		steps := func(want int) {
+			t.Helper()
+			code, body := e.get(c, "/")
+			if code != http.StatusOK || !strings.Contains(body, fmt.Sprintf("the agent took %d model steps", want)) {
+				t.Fatalf("overview, want %d steps: %d\n%s", want, code, body)
+			}
+		}
+		usage(now.AddDate(0, 0, -3))
+		usage(now.AddDate(0, 0, -3).Add(time.Minute))
+		steps(2)
+		steps(2) // kept
+		usage(now)
+		steps(3) // today, read afresh
+		usage(now.AddDate(0, 0, -10))
+		steps(4) // a late import into a past day
+		usage(now.AddDate(0, 0, -40))
+		steps(4) // before the window
 	})
 }

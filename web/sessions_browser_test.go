@@ -17,6 +17,7 @@ import (
 // workspaces, the lessons with the gate's refusal, a lesson's lookup and
 // the reflected items; then the empty pages of a fresh mull.
 func TestPanelBrowserSessions(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		l := e.learntSession(t)

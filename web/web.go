@@ -93,6 +93,8 @@ type Panel struct {
 	mux   *http.ServeMux
 	pages *pages
 	csrf  *csrfKeys
+	// agents keeps the overview's past days of agent usage (overview_spend.go).
+	agents agentDays
 }
 
 // New builds the panel. It parses every template now, so a broken one

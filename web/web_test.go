@@ -127,6 +127,7 @@ func TestVendoredAssets(t *testing.T) {
 
 // The browser logs in through the form and lands on the overview.
 func TestPanelBrowserLogin(t *testing.T) {
+	needBrowser(t)
 	storetest.Each(t, func(t *testing.T, s *store.Store) {
 		e := newEnv(t, s)
 		b := e.browser(t)

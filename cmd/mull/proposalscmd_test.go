@@ -78,6 +78,13 @@ func TestProposalsCommands(t *testing.T) {
 			if code != 0 || !strings.Contains(out, "proposal retro-1  pending") || !strings.Contains(out, "actions/cache") {
 				t.Fatalf("show: exit %d\n%s", code, out)
 			}
+			// A pending proposal has no decider: its JSON leaves decided_by
+			// out, as the API does, in show and list.
+			for _, args := range [][]string{{"show", "retro-1", "--json"}, {"list", "--json"}} {
+				if code, out, _ = p(args...); code != 0 || !strings.Contains(out, "retro-1") || strings.Contains(out, "decided_by") {
+					t.Fatalf("%v: exit %d\n%s", args, code, out)
+				}
+			}
 			if code, _, errOut = p("show", "retro-9"); code != 1 || !strings.Contains(errOut, "no proposal retro-9") {
 				t.Fatalf("show unknown: exit %d\n%s", code, errOut)
 			}

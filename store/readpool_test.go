@@ -1,0 +1,68 @@
+package store_test
+
+import (
+	"context"
+	"database/sql"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/mullhq/mull/store"
+	"github.com/mullhq/mull/store/storetest"
+)
+
+// The panel's reports read beside the writer: while a write transaction
+// holds SQLite's one writer connection, they answer (before the read pool
+// they waited for it), and they see what was committed just before.
+// SQLite's read connections refuse to write.
+func TestReadsBesideTheWriter(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		now := time.Now().UTC()
+		if err := s.Heartbeat(ctx, store.Worker{ClientID: "w1", Host: "h", PID: 1, StartedAt: now, HeartbeatAt: now}); err != nil {
+			t.Fatal(err)
+		}
+		err := s.InTx(ctx, func(tx *sql.Tx) error {
+			if _, err := tx.ExecContext(ctx, `insert into mull_workers (client_id, host, pid, started_at, heartbeat_at, queues)
+				values ('w2', 'h', 2, $1, $1, '')`, now); err != nil {
+				return err
+			}
+			ws, err := s.ListWorkers(ctx)
+			if err != nil {
+				return err
+			}
+			// The committed worker, not the one this transaction has
+			// not committed yet.
+			if len(ws) != 1 || ws[0].ClientID != "w1" {
+				t.Errorf("workers read beside the writer: %+v", ws)
+			}
+			if _, err := s.JobCounts(ctx); err != nil {
+				return err
+			}
+			if _, err := s.DeadLetterCounts(ctx); err != nil {
+				return err
+			}
+			if _, _, err := s.BudgetDay(ctx, "2026-12-01"); err != nil {
+				return err
+			}
+			_, err = s.CountAgentUsages(ctx, store.OverheadFilter{Since: now.AddDate(0, 0, -30)})
+			return err
+		})
+		if err != nil {
+			t.Fatalf("reads inside a write transaction: %v", err)
+		}
+		if ws, err := s.ListWorkers(ctx); err != nil || len(ws) != 2 {
+			t.Fatalf("workers after the commit: %+v, %v", ws, err)
+		}
+		if s.Dialect == store.SQLite {
+			_, err := s.ReadDB().ExecContext(ctx, `delete from mull_workers`)
+			if err == nil || !strings.Contains(err.Error(), "readonly") {
+				t.Fatalf("a write on the read pool: %v", err)
+			}
+			if ws, _ := s.ListWorkers(ctx); len(ws) != 2 {
+				t.Fatalf("the read pool wrote: %+v", ws)
+			}
+		}
+	})
+}
