@@ -39,8 +39,8 @@ type sessionView struct {
 	ErrorRetro *store.ErrorRetro
 	// ErrorRetros are the scheduling rows behind ErrorRetro.Count.
 	ErrorRetros errorRetroRows
-	Calls      []sessionCallRow
-	CallsCost  float64
+	Calls       []sessionCallRow
+	CallsCost   float64
 }
 
 func (p *Panel) sessionPage(w http.ResponseWriter, r *http.Request) error {
