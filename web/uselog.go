@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 )
 
@@ -125,14 +126,14 @@ func (p *Panel) memoryUseSummary(r *http.Request, v *memoryView) error {
 // of one playbook or all, of one outcome or both.
 type playbookUsesView struct {
 	Workspace, Slug, Outcome string
-	Totals                   useTotals
-	Uses                     []store.PlaybookUse
+	Totals                   memories.UseTotals
+	Uses                     []memories.PlaybookUse
 	Pager                    Pager
 }
 
 func (p *Panel) playbookUses(w http.ResponseWriter, r *http.Request) error {
-	if err := p.needStore(); err != nil {
-		return err
+	if p.deps.Memories == nil {
+		return Errorf(http.StatusServiceUnavailable, "the memory service is not configured on this server: playbook uses cannot be shown")
 	}
 	q := r.URL.Query()
 	v := playbookUsesView{Workspace: strings.TrimSpace(q.Get("workspace")), Slug: strings.TrimSpace(q.Get("slug")),
@@ -143,41 +144,15 @@ func (p *Panel) playbookUses(w http.ResponseWriter, r *http.Request) error {
 	case v.Outcome != "" && v.Outcome != store.OutcomeSuccess && v.Outcome != store.OutcomeFail:
 		return Errorf(http.StatusBadRequest, "outcome %q: want %s or %s", v.Outcome, store.OutcomeSuccess, store.OutcomeFail)
 	}
-	ctx, st := r.Context(), p.deps.Store
-	pbs, err := st.ListPlaybooks(ctx, st.DB, v.Workspace)
-	if err != nil {
-		return err
-	}
-	total, found := 0, v.Slug == ""
-	for _, pb := range pbs {
-		if v.Slug != "" && pb.Slug != v.Slug {
-			continue
-		}
-		found = true
-		switch v.Outcome {
-		case store.OutcomeSuccess:
-			total += pb.Successes
-		case store.OutcomeFail:
-			total += pb.Fails
-		default:
-			total += pb.Uses
-		}
-	}
-	if !found {
+	out, err := p.deps.Memories.PlaybookUses(r.Context(), store.PlaybookUseFilter{Workspace: v.Workspace, Slug: v.Slug, Outcome: v.Outcome,
+		Limit: v.Pager.Per, Offset: v.Pager.Offset()})
+	if errors.Is(err, store.ErrNotFound) {
 		return Errorf(http.StatusNotFound, "no playbook %q in workspace %s", v.Slug, v.Workspace)
 	}
-	f := store.PlaybookUseFilter{Workspace: v.Workspace, Slug: v.Slug, Outcome: v.Outcome}
-	logged, err := st.CountPlaybookUses(ctx, st.DB, f)
 	if err != nil {
 		return err
 	}
-	v.Totals = totals(total, logged)
-	f.Limit, f.Offset = v.Pager.Limit(), v.Pager.Offset()
-	rows, err := st.PlaybookUses(ctx, st.DB, f)
-	if err != nil {
-		return err
-	}
-	v.Uses = rows[:v.Pager.Trim(len(rows))]
+	v.Totals, v.Uses, v.Pager.HasNext = out.Uses, out.Rows, out.Next > 0
 	return p.page(w, r, "playbook_uses", "playbooks", "Playbook uses", v)
 }
 
