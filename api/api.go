@@ -145,6 +145,7 @@ func New(ctx context.Context, d Deps) (*Server, error) {
 	s.mux.Handle("GET /v1/admin/llm/calls/{id}", s.admin(s.llmCallShow))
 	s.routesIngest()
 	s.routesMemory()
+	s.routesUseLog()
 	s.routesWorkspaces()
 	s.routesSteer()
 	s.routesConsolidate()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/mullhq/mull/events"
 	"github.com/mullhq/mull/store"
 )
 
@@ -32,9 +33,12 @@ func (s *Server) listPlaybooks(w http.ResponseWriter, r *http.Request) {
 // useRequest reports one use of a playbook. Success is a pointer so that a
 // body without it is refused rather than read as a failure. The workspace
 // may come in the body or, as for GET /v1/playbooks, as ?workspace=.
+// SessionID, optional, is the session that followed it: the panel's use
+// log links it.
 type useRequest struct {
 	Workspace string `json:"workspace"`
 	Success   *bool  `json:"success"`
+	SessionID string `json:"session_id"`
 }
 
 func (s *Server) usePlaybook(w http.ResponseWriter, r *http.Request) {
@@ -50,8 +54,13 @@ func (s *Server) usePlaybook(w http.ResponseWriter, r *http.Request) {
 		writeField(w, "success", "required: true if following the playbook worked, false if not")
 		return
 	}
+	if problem := events.CheckName(in.SessionID, events.MaxIDLen); problem != "" {
+		writeField(w, "session_id", problem)
+		return
+	}
 	slug := r.PathValue("slug")
-	p, err := s.deps.Memories.UsePlaybook(r.Context(), ws, slug, *in.Success)
+	p, err := s.deps.Memories.UsePlaybook(r.Context(), store.PlaybookUse{Workspace: ws, Slug: slug, Success: *in.Success,
+		ReportedBy: store.PlaybookByAgent, SessionID: in.SessionID})
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		writeError(w, http.StatusNotFound, "no playbook "+slug+" in workspace "+ws)

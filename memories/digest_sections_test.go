@@ -61,7 +61,7 @@ func TestDigestDueOnSectionChange(t *testing.T) {
 		// A playbook's use is like a memory's bump: it waits for the next
 		// publication, so the agent's own use keeps its cached prompt.
 		c.add(time.Minute)
-		if _, err := svc.UsePlaybook(ctx, "/w", "release", true); err != nil {
+		if _, err := svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/w", Slug: "release", Success: true}); err != nil {
 			t.Fatal(err)
 		}
 		d = digestOf(t, svc, "/w", d, false, "(0 ok, 0 failed)")

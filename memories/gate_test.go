@@ -44,7 +44,7 @@ func TestServedTextsPassTheGateAgain(t *testing.T) {
 		if len(books) != 1 || books[0].Slug != "release" || books[0].Steps[0] != "export GH_TOKEN=[redacted:ghp]" {
 			t.Errorf("playbooks %+v", books)
 		}
-		if _, err := svc.UsePlaybook(ctx, "/w", "install", true); !errors.Is(err, store.ErrNotFound) {
+		if _, err := svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/w", Slug: "install", Success: true}); !errors.Is(err, store.ErrNotFound) {
 			t.Errorf("using a hidden playbook: %v", err)
 		}
 		if ps := must(svc.Proposals(ctx, "/w", "")); len(ps) != 0 {

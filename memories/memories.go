@@ -139,7 +139,8 @@ func (s *Service) write(ctx context.Context, tx *sql.Tx, m memory.Memory, by str
 // it in by's name when a person wrote m.
 func (s *Service) repeat(ctx context.Context, tx *sql.Tx, m memory.Memory, dup store.Memory, by string) (Written, error) {
 	out := Written{Duplicate: true}
-	if err := s.store.BumpUses(ctx, tx, 1, dup.ID); err != nil {
+	use := store.MemoryUse{Cause: store.UseWrite, Workspace: m.Workspace, JobID: m.JobID, SessionID: m.SessionID, Origin: string(m.Origin)}
+	if err := s.store.BumpUses(ctx, tx, use, dup.ID); err != nil {
 		return out, err
 	}
 	dup.Uses++
@@ -350,7 +351,7 @@ func (s *Service) Search(ctx context.Context, q Query) ([]Hit, error) {
 			ids[i] = hits[i].ID
 			hits[i].Uses++
 		}
-		return s.store.BumpUses(ctx, tx, 1, ids...)
+		return s.store.BumpUses(ctx, tx, store.MemoryUse{Cause: store.UseSearch, Workspace: q.Workspace, SessionID: q.Session}, ids...)
 	})
 	return hits, err
 }

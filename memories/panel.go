@@ -95,7 +95,7 @@ func (s *Service) MoveMemory(ctx context.Context, id int64, to string) (MovedMem
 			return err
 		}
 		if ok {
-			if err := s.store.BumpUses(ctx, tx, 1, dup.ID); err != nil {
+			if err := s.store.BumpUses(ctx, tx, store.MemoryUse{Cause: store.UseMove, Workspace: to}, dup.ID); err != nil {
 				return err
 			}
 			dup.Uses++

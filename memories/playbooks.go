@@ -56,15 +56,19 @@ func (s *Service) Playbooks(ctx context.Context, workspace string) ([]Playbook, 
 	return out, nil
 }
 
-// UsePlaybook records that the agent followed a playbook and whether it
-// worked: a success verifies it now. An unknown slug, or one the
-// render-time gate hides, wraps store.ErrNotFound (nothing is recorded).
-func (s *Service) UsePlaybook(ctx context.Context, workspace, slug string, success bool) (Playbook, error) {
+// UsePlaybook records that the agent followed a playbook (use.Workspace,
+// use.Slug) and whether it worked (use.Success), with who reported it and
+// the session when known: a success verifies it now. The use is logged
+// with the totals it moves. An unknown slug, or one the render-time gate
+// hides, wraps store.ErrNotFound (nothing is recorded).
+func (s *Service) UsePlaybook(ctx context.Context, use store.PlaybookUse) (Playbook, error) {
+	workspace, slug := use.Workspace, use.Slug
 	now := s.store.Now()
+	use.At = now
 	var row store.Playbook
 	var view Playbook
 	err := s.store.InTx(ctx, func(tx *sql.Tx) (err error) {
-		row, err = s.store.UsePlaybook(ctx, tx, workspace, slug, success, now)
+		row, err = s.store.UsePlaybook(ctx, tx, use)
 		if err != nil {
 			return err
 		}

@@ -32,17 +32,17 @@ func TestPlaybookUses(t *testing.T) {
 		putPlaybook(t, s, "/w", "bisect", "git bisect start")
 		putPlaybook(t, s, "/w", "deploy", "make deploy")
 
-		p, err := svc.UsePlaybook(ctx, "/w", "release", true)
+		p, err := svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/w", Slug: "release", Success: true})
 		if err != nil || p.Uses != 1 || p.Successes != 1 || p.Fails != 0 || p.Stale || p.VerifiedAt == nil || !p.VerifiedAt.Equal(t0) || p.Rate != 2.0/3 {
 			t.Fatalf("success: %+v, %v", p, err)
 		}
-		if p, err = svc.UsePlaybook(ctx, "/w", "deploy", false); err != nil || p.Fails != 1 || p.Stale || p.VerifiedAt != nil || p.Rate != 1.0/3 {
+		if p, err = svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/w", Slug: "deploy", Success: false}); err != nil || p.Fails != 1 || p.Stale || p.VerifiedAt != nil || p.Rate != 1.0/3 {
 			t.Fatalf("failure: %+v, %v", p, err)
 		}
-		if _, err := svc.UsePlaybook(ctx, "/w", "nope", true); !errors.Is(err, store.ErrNotFound) {
+		if _, err := svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/w", Slug: "nope", Success: true}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("unknown slug: %v", err)
 		}
-		if _, err := svc.UsePlaybook(ctx, "/other", "release", true); !errors.Is(err, store.ErrNotFound) {
+		if _, err := svc.UsePlaybook(ctx, store.PlaybookUse{Workspace: "/other", Slug: "release", Success: true}); !errors.Is(err, store.ErrNotFound) {
 			t.Fatalf("another workspace's slug: %v", err)
 		}
 

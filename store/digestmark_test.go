@@ -68,7 +68,7 @@ func TestDigestSectionsChangedSince(t *testing.T) {
 			t.Error("/p: a decision is not a change")
 		}
 		write(func(tx *sql.Tx) error {
-			_, err := s.UsePlaybook(ctx, tx, "/b", "release", true, t0.Add(time.Hour))
+			_, err := s.UsePlaybook(ctx, tx, store.PlaybookUse{Workspace: "/b", Slug: "release", Success: true, At: t0.Add(time.Hour)})
 			return err
 		})
 		if changed("/b", t0) {

@@ -177,23 +177,6 @@ func (s *Store) ListMemories(ctx context.Context, q querier, f MemoryFilter) ([]
 	return s.queryMemories(ctx, q, `select `+memoryColumns+` from memories where `+where+order, args...)
 }
 
-// BumpUses adds by to the uses of memories.
-func (s *Store) BumpUses(ctx context.Context, q querier, by int, ids ...int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := []any{by}
-	ph := make([]string, len(ids))
-	for i, id := range ids {
-		args = append(args, id)
-		ph[i] = "$" + strconv.Itoa(i+2)
-	}
-	if _, err := q.ExecContext(ctx, `update memories set uses = uses + $1 where id in (`+strings.Join(ph, ", ")+`)`, args...); err != nil {
-		return fmt.Errorf("bump memory uses: %w", err)
-	}
-	return nil
-}
-
 // FindMemoryByNorm finds the live memory of a library with this normalized
 // text, if there is one: a write of the same thing again is a duplicate.
 func (s *Store) FindMemoryByNorm(ctx context.Context, q querier, workspace, norm string) (Memory, bool, error) {

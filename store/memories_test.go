@@ -89,8 +89,12 @@ func TestMemorySearchChangesAndDigestState(t *testing.T) {
 		if hits, _ = s.SearchMemories(ctx, s.DB, []string{"/w"}, []string{"1%0"}, 0); len(hits) != 0 {
 			t.Fatalf("%% matched as a wildcard: %+v", hits)
 		}
-		if err := s.BumpUses(ctx, s.DB, 2, a, g); err != nil {
-			t.Fatal(err)
+		for range 2 {
+			if err := s.InTx(ctx, func(tx *sql.Tx) error {
+				return s.BumpUses(ctx, tx, store.MemoryUse{Cause: store.UseSearch, Workspace: "/w"}, a, g)
+			}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		if m, _ := s.GetMemory(ctx, s.DB, g); m.Uses != 2 {
 			t.Fatalf("uses %d, want 2", m.Uses)

@@ -90,7 +90,7 @@ func TestPanelPlaybookWorkspaces(t *testing.T) {
 					return err
 				}
 				for _, ok := range uses {
-					if _, err := s.UsePlaybook(ctx, tx, ws, slug, ok, t0.Add(20*24*time.Hour)); err != nil {
+					if _, err := s.UsePlaybook(ctx, tx, store.PlaybookUse{Workspace: ws, Slug: slug, Success: ok, At: t0.Add(20 * 24 * time.Hour)}); err != nil {
 						return err
 					}
 				}

@@ -163,24 +163,28 @@ func (s *Store) ListPlaybooks(ctx context.Context, q querier, workspace string) 
 	return out, rows.Err()
 }
 
-// UsePlaybook records one use of a playbook at at: uses goes up, and
-// successes (verifying it at at) or fails. An unknown slug wraps
+// UsePlaybook records one use of a playbook, u (a zero At is the store's
+// now): uses goes up, and successes (verifying it at u.At) or fails, and
+// the use is logged (PlaybookUses) in tx. An unknown slug wraps
 // ErrNotFound. It returns the playbook as updated.
-func (s *Store) UsePlaybook(ctx context.Context, tx *sql.Tx, workspace, slug string, success bool, at time.Time) (Playbook, error) {
+func (s *Store) UsePlaybook(ctx context.Context, tx *sql.Tx, u PlaybookUse) (Playbook, error) {
+	if u.At.IsZero() {
+		u.At = s.Now()
+	}
 	ok, fail, verified := 0, 1, sql.NullTime{}
-	if success {
-		ok, fail, verified = 1, 0, nullTime(at)
+	if u.Success {
+		ok, fail, verified = 1, 0, nullTime(u.At)
 	}
 	p, err := scanPlaybook(tx.QueryRowContext(ctx, `update playbooks set uses = uses + 1, successes = successes + $3,
 		fails = fails + $4, verified_at = coalesce($5, verified_at) where workspace = $1 and slug = $2
-		returning `+playbookColumns, workspace, slug, ok, fail, verified))
+		returning `+playbookColumns, u.Workspace, u.Slug, ok, fail, verified))
 	if errors.Is(err, sql.ErrNoRows) {
-		return p, fmt.Errorf("playbook %s of %q: %w", slug, workspace, ErrNotFound)
+		return p, fmt.Errorf("playbook %s of %q: %w", u.Slug, u.Workspace, ErrNotFound)
 	}
 	if err != nil {
-		return p, fmt.Errorf("use playbook %s of %q: %w", slug, workspace, err)
+		return p, fmt.Errorf("use playbook %s of %q: %w", u.Slug, u.Workspace, err)
 	}
-	return p, nil
+	return p, s.logPlaybookUse(ctx, tx, u)
 }
 
 func scanPlaybook(row scanner) (Playbook, error) {

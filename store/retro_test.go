@@ -98,7 +98,7 @@ func TestUsePlaybook(t *testing.T) {
 		t0 := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 		use := func(slug string, success bool, at time.Time) (p store.Playbook, err error) {
 			err = s.InTx(ctx, func(tx *sql.Tx) error {
-				p, err = s.UsePlaybook(ctx, tx, "/w", slug, success, at)
+				p, err = s.UsePlaybook(ctx, tx, store.PlaybookUse{Workspace: "/w", Slug: slug, Success: success, At: at})
 				return err
 			})
 			return p, err

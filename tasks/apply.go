@@ -197,6 +197,12 @@ func (a *applier) prepare(ctx context.Context, refl reflection.Reflection) error
 	return a.s.store.LockLibraries(ctx, a.tx, libs...)
 }
 
+// use is a use of a lesson this reflection repeats, for the use log: the
+// task's session and workspace, and the job when a job reflects.
+func (a *applier) use() store.MemoryUse {
+	return store.MemoryUse{Cause: store.UseReflection, Workspace: a.task.Workspace, JobID: a.jobID, SessionID: a.task.SessionID, At: a.now}
+}
+
 // lessonOf is the lesson an item writes, before the gate: its scope's
 // library and sessions, the task, and the path's origin. A job's lesson is
 // a model's output and scores as a retro's (untrusted, capped); the
@@ -254,7 +260,7 @@ func (a *applier) apply(ctx context.Context, it reflection.Item, m memory.Memory
 		return row, res, nil
 	case reflection.Repeat:
 		res.ID = target.ID
-		return row, res, a.s.store.BumpUses(ctx, a.tx, 1, target.ID)
+		return row, res, a.s.store.BumpUses(ctx, a.tx, a.use(), target.ID)
 	case reflection.Revise:
 		if why := a.outOfReach(target); why != "" {
 			return refuse(RefusedScope, why)
@@ -297,7 +303,7 @@ func (a *applier) write(ctx context.Context, it reflection.Item, m memory.Memory
 		if ok {
 			// Said again: one more use of the one stored, as a repeat.
 			id, row.TargetID, res.Duplicate = dup, dup, true
-			if err := a.s.store.BumpUses(ctx, a.tx, 1, dup); err != nil {
+			if err := a.s.store.BumpUses(ctx, a.tx, a.use(), dup); err != nil {
 				return row, res, err
 			}
 		}

@@ -195,6 +195,12 @@ func TestAgentModeReflect(t *testing.T) {
 		if m := f.memory(target); m.Uses != 1 {
 			t.Fatalf("repeat did not add a use: %+v", m)
 		}
+		// Its row in the use log: a reflection of the task's session, no
+		// job (the agent reflected).
+		if us, err := s.MemoryUses(ctx, s.DB, store.MemoryUseFilter{MemoryID: target}); err != nil || len(us) != 1 ||
+			us[0].Cause != store.UseReflection || us[0].SessionID != "s1" || us[0].JobID != 0 || us[0].Workspace != "/w" {
+			t.Fatalf("use log of the repeated lesson: %+v, %v", us, err)
+		}
 		if m := f.memory(got.Results[1].ID); m.Kind != memory.Failure || m.ScopeSession != "s1" {
 			t.Fatalf("new failure %+v", m)
 		}

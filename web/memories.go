@@ -18,6 +18,7 @@ import (
 func (p *Panel) routesMemories() {
 	p.get("/memories", p.memoriesList)
 	p.get("/memories/{id}", p.memoryPage)
+	p.get("/memories/{id}/uses", p.memoryUses)
 	p.post("/memories", p.memoryAdd)
 	p.post("/memories/{id}/invalidate", p.memoryInvalidate)
 	p.post("/memories/{id}/verify", p.memoryVerify)

@@ -14,7 +14,7 @@ import (
 )
 
 // memoryView is one memory's page: the memory, its two timelines, every
-// recorded change in time order, and what names it.
+// recorded change in time order, its uses, and what names it.
 type memoryView struct {
 	M memory.Memory
 	// State is its panel state (store.PanelStates).
@@ -41,6 +41,10 @@ type memoryView struct {
 	// AtRecorded and AtInvalid are its times as /asof's at (to the
 	// nanosecond: a link to the second would miss it).
 	AtRecorded, AtInvalid string
+	// UseTotals is its uses and how many the use log lists; Uses the
+	// newest of them (all on /memories/{id}/uses).
+	UseTotals useTotals
+	Uses      []useRow
 }
 
 // change is one event of a memory's history, as recorded.
@@ -104,6 +108,9 @@ func (p *Panel) memoryData(r *http.Request, id int64) (memoryView, error) {
 		return v, err
 	}
 	v.Precedent = counts[id]
+	if err := p.memoryUseSummary(r, &v); err != nil {
+		return v, err
+	}
 	v.AtRecorded = m.RecordedAt.Format(time.RFC3339Nano)
 	if !m.InvalidAt.IsZero() {
 		v.AtInvalid = m.InvalidAt.Format(time.RFC3339Nano)
@@ -125,7 +132,7 @@ func (p *Panel) optMemory(r *http.Request, id int64) (*store.Memory, error) {
 
 // changes lists what the store recorded about v.M, oldest first. Only
 // what is stored shows: verified_at keeps the last verification only,
-// and uses are a count, not events.
+// and uses are listed apart (its Uses).
 func changes(v memoryView) []change {
 	m := v.M
 	out := []change{{At: m.RecordedAt, What: "recorded by " + string(m.Origin), Detail: srcDetail(m.Src),

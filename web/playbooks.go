@@ -14,6 +14,7 @@ import (
 // track record and stale marks.
 func (p *Panel) routesPlaybooks() {
 	p.get("/playbooks", p.playbooks)
+	p.get("/playbooks/uses", p.playbookUses)
 }
 
 // playbooksPer is a page of playbooks, or of workspaces.

@@ -24,7 +24,7 @@ func addPlaybook(t *testing.T, s *store.Store, ws, slug string, at time.Time, us
 			return err
 		}
 		for _, ok := range uses {
-			if _, err := s.UsePlaybook(ctx, tx, ws, slug, ok, at); err != nil {
+			if _, err := s.UsePlaybook(ctx, tx, store.PlaybookUse{Workspace: ws, Slug: slug, Success: ok, At: at}); err != nil {
 				return err
 			}
 		}

@@ -37,8 +37,10 @@ type sessionView struct {
 	MoreTasks  bool
 	Retros     []retroRow
 	ErrorRetro *store.ErrorRetro
-	Calls      []sessionCallRow
-	CallsCost  float64
+	// ErrorRetros are the scheduling rows behind ErrorRetro.Count.
+	ErrorRetros errorRetroRows
+	Calls       []sessionCallRow
+	CallsCost   float64
 }
 
 func (p *Panel) sessionPage(w http.ResponseWriter, r *http.Request) error {
@@ -173,9 +175,14 @@ func (p *Panel) learnt(r *http.Request, v *sessionView) error {
 	for _, rr := range v.Retros {
 		jobs = append(jobs, rr.JobID)
 	}
-	if er, ok, err := st.GetErrorRetro(ctx, st.DB, v.S.ID); err != nil {
+	er, _, err := st.GetErrorRetro(ctx, st.DB, v.S.ID)
+	if err != nil {
 		return err
-	} else if ok && er.Count > 0 {
+	}
+	if v.ErrorRetros, err = p.errorRetroRows(r, v.S.ID, er.Count); err != nil {
+		return err
+	}
+	if er.Count > 0 || len(v.ErrorRetros.Rows) > 0 {
 		v.ErrorRetro = &er
 	}
 	calls, err := st.LLMCallsOfJobs(ctx, jobs, 200)

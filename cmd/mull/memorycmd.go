@@ -30,7 +30,7 @@ never served to the agent.`,
 	}
 	cmd.AddCommand(newMemoryListCmd(g), newMemorySearchCmd(g), newMemoryShowCmd(g),
 		newMemoryForgetCmd(g), newMemoryAddCmd(g), newMemoryVerifyCmd(g),
-		newMemoryStatusCmd(g), newMemoryPromoteCmd(g))
+		newMemoryStatusCmd(g), newMemoryPromoteCmd(g), newMemoryUsesCmd(g))
 	return cmd
 }
 

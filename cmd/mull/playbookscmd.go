@@ -20,7 +20,7 @@ POST /v1/playbooks/{slug}/use; a success verifies it. Its rate is
 (counted from when it was written if it never succeeded).
 The digest lists fresh ones first, then by rate, then by uses; so does this.`,
 	}
-	cmd.AddCommand(newPlaybooksListCmd(g))
+	cmd.AddCommand(newPlaybooksListCmd(g), newPlaybooksUsesCmd(g))
 	return cmd
 }
 

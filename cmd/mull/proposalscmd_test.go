@@ -46,7 +46,7 @@ func seedRetroOutput(t *testing.T, dialect string) string {
 				return err
 			}
 		}
-		_, err := s.UsePlaybook(ctx, tx, "/home/dev/app", "release", true, time.Now())
+		_, err := s.UsePlaybook(ctx, tx, store.PlaybookUse{Workspace: "/home/dev/app", Slug: "release", Success: true, At: time.Now()})
 		return err
 	})
 	if err != nil {

@@ -66,8 +66,9 @@ func TestSessionRetroFoldsErrorRetro(t *testing.T) {
 		// Errors, then the end 2 s later: one retro, the session's, now.
 		r.start(t, "fails-then-ends", true)
 		r.ingest(t, r.errs("fails-then-ends", 3)...)
-		if js := r.jobs(t, "fails-then-ends"); len(js) != 1 {
-			t.Fatalf("%d error retros before the end", len(js))
+		folded := r.jobs(t, "fails-then-ends")
+		if len(folded) != 1 {
+			t.Fatalf("%d error retros before the end", len(folded))
 		}
 		r.now = t0.Add(2 * time.Second)
 		r.ingest(t, r.event("fails-then-ends", events.SessionEnd, `{"reason":"completed"}`))
@@ -84,6 +85,14 @@ func TestSessionRetroFoldsErrorRetro(t *testing.T) {
 		js := r.jobs(t, "fails-then-ends")
 		if len(js) != 1 || js[0].ScheduledAt.Sub(sr[0].ScheduledAt) < 60*time.Second {
 			t.Fatalf("error retro after the session retro: %+v", js)
+		}
+		// Its log: the folded one marked, the count the rows not folded.
+		rows, err := s.ErrorRetroSchedules(context.Background(), s.DB, "fails-then-ends", 0)
+		if err != nil || len(rows) != 2 || rows[0].JobID != js[0].ID || rows[0].Folded || rows[1].JobID != folded[0].ID || !rows[1].Folded {
+			t.Fatalf("scheduling rows %+v, %v; want job %d, then %d folded", rows, err, js[0].ID, folded[0].ID)
+		}
+		if st := r.state(t, "fails-then-ends"); st.Count != 1 {
+			t.Fatalf("count %d, want 1 (the folded one taken back)", st.Count)
 		}
 
 		// Errors whose retro ran; the end 14 s later: the session retro

@@ -103,7 +103,8 @@ type Hook struct {
 // AgentError is the ingest.Hooks.AgentError: inside the ingest transaction,
 // an error event of a primary session schedules a retro_error job unless
 // the session had its maximum or one is already waiting (the error joins
-// it). Scheduling and the session's error_retros row commit together.
+// it). Scheduling, the session's error_retros row and the scheduling's
+// row in its log (store.LogErrorRetro) commit together.
 func (h *Hook) AgentError(ctx context.Context, tx *sql.Tx, client *engine.Client, e events.Event) error {
 	primary, ok, err := h.Store.SessionPrimary(ctx, tx, e.SessionID)
 	if err != nil || !ok || !primary {
@@ -117,7 +118,8 @@ func (h *Hook) AgentError(ctx context.Context, tx *sql.Tx, client *engine.Client
 	if err != nil {
 		return err
 	}
-	at, ok := rules.Decide(state.Count, state.LastScheduledAt, h.Store.Now())
+	now := h.Store.Now()
+	at, ok := rules.Decide(state.Count, state.LastScheduledAt, now)
 	if !ok {
 		h.logger().Debug("retro_error refused: session had its maximum", "session_id", e.SessionID,
 			"event_id", e.ID, "count", state.Count, "max", rules.MaxPerSession)
@@ -130,7 +132,10 @@ func (h *Hook) AgentError(ctx context.Context, tx *sql.Tx, client *engine.Client
 	if res.UniqueSkippedAsDuplicate {
 		return nil // a retro of this session is waiting: the error joins it
 	}
-	return h.Store.PutErrorRetro(ctx, tx, store.ErrorRetro{SessionID: e.SessionID, Count: state.Count + 1, LastScheduledAt: at})
+	if err := h.Store.PutErrorRetro(ctx, tx, store.ErrorRetro{SessionID: e.SessionID, Count: state.Count + 1, LastScheduledAt: at}); err != nil {
+		return err
+	}
+	return h.Store.LogErrorRetro(ctx, tx, store.ErrorRetroSchedule{SessionID: e.SessionID, At: now, JobID: res.Job.ID, Due: at})
 }
 
 // SessionEnded is the ingest.Hooks.SessionEnded that enqueues a session's
@@ -158,7 +163,10 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 		if err != nil {
 			return err
 		}
-		if folded {
+		if err := h.Store.FoldErrorRetros(ctx, tx, s.ID, folded...); err != nil {
+			return err
+		}
+		if len(folded) > 0 {
 			h.logger().Info("error retro folded into the session retro", "session_id", s.ID)
 			state.Count = max(state.Count-1, 0)
 		} else if min := state.LastScheduledAt.Add(rules.MinGap); min.After(at) {
@@ -173,24 +181,24 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 }
 
 // fold deletes the session's retro_error job that waits (scheduled or
-// available, not yet running) and is due by due; it reports whether there
-// was one.
-func (h *Hook) fold(ctx context.Context, tx *sql.Tx, client *engine.Client, sessionID string, due time.Time) (bool, error) {
+// available, not yet running) and is due by due; it returns the jobs it
+// deleted (none when there was none).
+func (h *Hook) fold(ctx context.Context, tx *sql.Tx, client *engine.Client, sessionID string, due time.Time) ([]int64, error) {
 	res, err := client.JobListTx(ctx, tx, river.NewJobListParams().Kinds(Args{}.Kind()).
 		States(rivertype.JobStateScheduled, rivertype.JobStateAvailable, rivertype.JobStatePending).First(1000))
 	if err != nil {
-		return false, err
+		return nil, err
 	}
-	folded := false
+	var folded []int64
 	for _, j := range res.Jobs {
 		var a Args
 		if json.Unmarshal(j.EncodedArgs, &a) != nil || a.SessionID != sessionID || j.ScheduledAt.After(due) {
 			continue
 		}
 		if _, err := client.JobDeleteTx(ctx, tx, j.ID); err != nil && !errors.Is(err, rivertype.ErrNotFound) {
-			return false, err
+			return nil, err
 		}
-		folded = true
+		folded = append(folded, j.ID)
 	}
 	return folded, nil
 }

@@ -223,6 +223,20 @@ func TestBurstSpacingAndCap(t *testing.T) {
 		if st := r.state(t, "one-batch"); st.Count != 3 || !near(st.LastScheduledAt, t0.Add(5*time.Minute+6*time.Second)) {
 			t.Fatalf("error_retros after the refusal %+v", st)
 		}
+		// The count's rows: one per job scheduled, newest first.
+		rows, err := s.ErrorRetroSchedules(context.Background(), s.DB, "one-batch", 0)
+		if err != nil || len(rows) != 3 {
+			t.Fatalf("scheduling rows %+v, %v", rows, err)
+		}
+		for i, row := range rows {
+			j := js[2-i]
+			if row.JobID != j.ID || !near(row.Due, j.ScheduledAt) || row.Folded {
+				t.Fatalf("row %d %+v, want job %d due %v", i, row, j.ID, j.ScheduledAt)
+			}
+		}
+		if rows, _ := s.ErrorRetroSchedules(context.Background(), s.DB, "subagent", 0); len(rows) != 0 {
+			t.Fatalf("subagent scheduling rows %+v", rows)
+		}
 	})
 }
 
@@ -250,6 +264,9 @@ func TestHookRollsBackWithIngest(t *testing.T) {
 		}
 		if _, ok, _ := s.GetErrorRetro(ctx, s.DB, "s1"); ok {
 			t.Fatal("error_retros row after a rollback")
+		}
+		if rows, _ := s.ErrorRetroSchedules(ctx, s.DB, "s1", 0); len(rows) != 0 {
+			t.Fatalf("scheduling rows after a rollback: %+v", rows)
 		}
 	})
 }

@@ -115,7 +115,8 @@ func apply[T river.JobArgs](ctx context.Context, w *Worker, job *river.Job[T], s
 		c = Counts{Rows: true, Rejected: len(ch.Rejected), RejectedItems: ch.Refusals(), Redacted: ch.Redacted, Quarantined: ch.Quarantined, Truncated: a.truncated,
 			RepeatsByID: ch.RepeatsByID, SupersedesByID: ch.SupersedesByID, DroppedIDs: ch.DroppedCounts(),
 			DroppedItems: ch.DroppedRows(), HeldItems: ch.HeldRows()}
-		if err := writeMemories(ctx, st, tx, ch, now, &c); err != nil {
+		use := store.MemoryUse{Cause: store.UseRetro, Workspace: sess.Workspace, JobID: job.ID, SessionID: sess.ID, At: now}
+		if err := writeMemories(ctx, st, tx, ch, use, &c); err != nil {
 			return err
 		}
 		if err := hold(ctx, st, tx, job.ID, sess, ch.Held, now); err != nil {
@@ -173,9 +174,11 @@ func gatePrecedent(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 	}), nil
 }
 
-// writeMemories adds, bumps and invalidates the library's memories as
-// planned, linking each invalidated memory to its stored replacement.
-func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Changes, now time.Time, c *Counts) error {
+// writeMemories adds, bumps (each bump logged as use) and invalidates the
+// library's memories as planned, at use.At, linking each invalidated
+// memory to its stored replacement.
+func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Changes, use store.MemoryUse, c *Counts) error {
+	now := use.At
 	ids := make([]int64, len(ch.Add))
 	for i, m := range ch.Add {
 		id, err := st.InsertMemory(ctx, tx, memories.ToRow(m))
@@ -185,7 +188,7 @@ func writeMemories(ctx context.Context, st *store.Store, tx *sql.Tx, ch retro.Ch
 		ids[i] = id
 	}
 	c.Added, c.AddedIDs = len(ids), ids
-	if err := st.BumpUses(ctx, tx, 1, ch.Bump...); err != nil {
+	if err := st.BumpUses(ctx, tx, use, ch.Bump...); err != nil {
 		return err
 	}
 	c.Bumped, c.BumpedIDs = len(ch.Bump), ch.Bump

@@ -197,6 +197,11 @@ func TestRetroAppliesOnce(t *testing.T) {
 		if m := byText["flaky integration test -> rerun it alone with -count=1 -> separates shared state from timing"]; m.ID != method || m.Uses != 1 {
 			t.Fatalf("duplicate method not bumped: %+v", m)
 		}
+		// The bump's row in the use log: the retro, its job and session.
+		if us, err := s.MemoryUses(ctx, s.DB, store.MemoryUseFilter{MemoryID: method}); err != nil || len(us) != 1 ||
+			us[0].Cause != store.UseRetro || us[0].JobID != id || us[0].SessionID != "session-1" || us[0].Workspace != ws {
+			t.Fatalf("use log of the bumped method: %+v, %v", us, err)
+		}
 		if m := byText["the repo uses npm"]; m.ID != oldFact || m.InvalidAt.IsZero() || m.InvalidReason != retro.SupersedeReason(retro.Source{SessionID: "session-1", JobID: id}) || m.SupersededBy != fact.ID {
 			t.Fatalf("superseded fact %+v, want invalid, linked to %d", m, fact.ID)
 		}

@@ -112,9 +112,11 @@ export function toolSpecs ({ client, where, sendQueued }) {
       const notRecorded = reason => ({ recorded: false, slug, reason })
       if (!slug) return notRecorded('slug is empty; give the playbook\'s slug as the memory section lists it')
       if (typeof args.success !== 'boolean') return notRecorded('success must be true or false')
-      const { workspace } = where(exec?.agent)
+      const { workspace, session } = where(exec?.agent)
       const path = `/v1/playbooks/${encodeURIComponent(slug)}/use`
-      const res = await client.request('POST', path, { body: { workspace, success: args.success }, force: true })
+      const body = { workspace, success: args.success }
+      if (session) body.session_id = session // mull's use log links it
+      const res = await client.request('POST', path, { body, force: true })
       if (res === null) return notRecorded('mull is unavailable; the use was not recorded')
       const p = res.body ?? {}
       if (res.status === 200) {

@@ -131,7 +131,7 @@ test('playbook_use posts the use for the caller\'s workspace and renders the rec
   assert.deepEqual(v, { recorded: true, slug: 'release', success: true, uses: 1, successes: 1, fails: 0, stale: false })
   const req = fake.requests.find(r => r.path === '/v1/playbooks/release/use')
   assert.equal(req.method, 'POST')
-  assert.deepEqual(req.body, { workspace: '/home/dev/shop', success: true })
+  assert.deepEqual(req.body, { workspace: '/home/dev/shop', success: true, session_id: 'session-p' })
   assert.deepEqual(use.output.render({}, v), [{ type: 'text', text: 'Recorded a success of playbook release: 1 ok, 0 failed in 1 uses.' }])
 
   const f = await use.execute({ slug: 'db/migrate', success: false }, { agent })

@@ -180,7 +180,7 @@ export class FakeMull {
   /** POST /v1/playbooks/{slug}/use, validated as mull does (api/playbooks.go). */
   usePlaybook (res, slug, query, body) {
     if (!body || typeof body !== 'object') return send(res, 400, { error: 'invalid JSON body' })
-    for (const k of Object.keys(body)) if (k !== 'workspace' && k !== 'success') return send(res, 400, { error: `invalid JSON body: unknown field "${k}"` })
+    for (const k of Object.keys(body)) if (k !== 'workspace' && k !== 'success' && k !== 'session_id') return send(res, 400, { error: `invalid JSON body: unknown field "${k}"` })
     const ws = body.workspace || query.workspace
     if (body.workspace && query.workspace && body.workspace !== query.workspace) return send(res, 400, { error: 'workspace: conflict', field: 'workspace' })
     if (!ws) return send(res, 400, { error: 'workspace: required', field: 'workspace' })
