@@ -441,6 +441,8 @@ func TestOverlongAndSearchCaps(t *testing.T) {
 			{"a long workspace", "GET", "/v1/digest?workspace=/" + strings.Repeat("w", 4096), "", "workspace"},
 			{"33 search words", "GET", "/v1/memories/search?workspace=/w&q=" + words(33), "", "q"},
 			{"999 search words", "GET", "/v1/memories/search?workspace=/w&q=" + words(999), "", "q"},
+			{"a long search session", "GET", "/v1/memories/search?workspace=/w&q=go&session=" + strings.Repeat("s", 257), "", "session"},
+			{"a newline in a search session", "GET", "/v1/memories/search?workspace=/w&q=go&session=s%0A1", "", "session"},
 			{"a malformed query", "GET", "/v1/digest?workspace=%zz", "", "query"},
 		}
 		for _, tt := range tests {

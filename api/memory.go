@@ -2,6 +2,7 @@ package api
 
 import (
 	"errors"
+	"github.com/mullhq/mull/events"
 	"net/http"
 	"strconv"
 	"strings"
@@ -179,7 +180,14 @@ func (s *Server) searchMemories(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	hits, err := s.deps.Memories.Search(r.Context(), memories.Query{Workspace: ws, Text: r.URL.Query().Get("q"), Limit: limit, Session: r.URL.Query().Get("session")})
+	// The session is stored with each hit's use row: checked as the
+	// playbook route checks its session_id.
+	session := r.URL.Query().Get("session")
+	if problem := events.CheckName(session, events.MaxIDLen); problem != "" {
+		writeField(w, "session", problem)
+		return
+	}
+	hits, err := s.deps.Memories.Search(r.Context(), memories.Query{Workspace: ws, Text: r.URL.Query().Get("q"), Limit: limit, Session: session})
 	var fe *memory.FieldError
 	if errors.As(err, &fe) {
 		writeField(w, fe.Field, fe.Problem)

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"net/http"
 	"strconv"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/mullhq/mull/api"
 	"github.com/mullhq/mull/engine"
 	"github.com/mullhq/mull/engine/enginetest"
+	"github.com/mullhq/mull/learn/memory"
 	"github.com/mullhq/mull/memories"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
@@ -107,5 +109,33 @@ func TestUseLogRoutes(t *testing.T) {
 		expectError(t, serve(srv, "GET", "/v1/admin/memories/999999/uses", "", admin), http.StatusNotFound, "no memory 999999")
 		expectError(t, serve(srv, "GET", "/v1/admin/memories/x/uses", "", admin), http.StatusBadRequest, "id")
 		expectError(t, serve(srv, "GET", path+"?limit=0", "", admin), http.StatusBadRequest, "limit")
+	})
+}
+
+// The admin's verify route needs the admin token: with one set, the
+// agent's token is refused (401) and verifies nothing; the admin's
+// verifies as the admin API.
+func TestAdminVerifyNeedsTheAdminToken(t *testing.T) {
+	storetest.Each(t, func(t *testing.T, s *store.Store) {
+		ctx := context.Background()
+		srv := useLogServer(t, s)
+		text := "the release needs a signed tag"
+		id, err := s.InsertMemory(ctx, s.DB, store.Memory{Workspace: "/w", Kind: "fact", Text: text, TextNorm: memory.Normalize(text),
+			Importance: 5, Origin: "retro", RecordedAt: time.Now().Add(-time.Hour), TTLDays: 180})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := fmt.Sprintf("/v1/admin/memories/%d/verify", id)
+		expectError(t, serve(srv, "POST", path, "", bearer(apiToken)), http.StatusUnauthorized, "")
+		if m, _ := s.GetMemory(ctx, s.DB, id); !m.VerifiedAt.IsZero() || m.VerifiedBy != "" {
+			t.Fatalf("the agent's token verified it: %+v", m)
+		}
+		var v struct {
+			Memory memory.Memory `json:"memory"`
+		}
+		expect(t, serve(srv, "POST", path, "", bearer(usesAdmin)), http.StatusOK, &v)
+		if m, _ := s.GetMemory(ctx, s.DB, id); m.VerifiedBy != store.ActorAPI || v.Memory.VerifiedBy != store.ActorAPI {
+			t.Fatalf("verified by the admin: stored %q, answered %q, want %q", m.VerifiedBy, v.Memory.VerifiedBy, store.ActorAPI)
+		}
 	})
 }

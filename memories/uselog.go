@@ -2,6 +2,7 @@ package memories
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 
 // UseTotals is a running total and how much of it the use log lists
 // (store/uselog.go): Unlogged were counted before mull kept the log or,
-// for a memory, carried over when it was written (a move, a merge, an
+// for a memory, carried over when it was written (a move, a promotion, a merge, an
 // import).
 type UseTotals struct {
 	Total    int `json:"total"`
@@ -51,18 +52,24 @@ func (s *Service) Uses(ctx context.Context, id int64, limit, offset int) (Memory
 		return MemoryUses{}, fmt.Errorf("memory uses: limit %d: want 1 or more", limit)
 	}
 	out := MemoryUses{MemoryID: id, Rows: []MemoryUse{}}
-	m, err := s.store.GetMemory(ctx, s.store.DB, id)
-	if err != nil {
-		return out, err
-	}
-	f := store.MemoryUseFilter{MemoryID: id}
-	logged, err := s.store.CountMemoryUses(ctx, s.store.DB, f)
-	if err != nil {
-		return out, err
-	}
-	out.Uses = useTotals(m.Uses, logged)
-	f.Limit, f.Offset = limit+1, offset
-	rows, err := s.store.MemoryUses(ctx, s.store.DB, f)
+	var rows []store.MemoryUse
+	// One snapshot: a search committing between the total and its rows
+	// would make them disagree.
+	err := s.store.ReadTx(ctx, func(tx *sql.Tx) error {
+		m, err := s.store.GetMemory(ctx, tx, id)
+		if err != nil {
+			return err
+		}
+		f := store.MemoryUseFilter{MemoryID: id}
+		logged, err := s.store.CountMemoryUses(ctx, tx, f)
+		if err != nil {
+			return err
+		}
+		out.Uses = useTotals(m.Uses, logged)
+		f.Limit, f.Offset = limit+1, offset
+		rows, err = s.store.MemoryUses(ctx, tx, f)
+		return err
+	})
 	if err != nil {
 		return out, err
 	}
@@ -110,37 +117,43 @@ func (s *Service) PlaybookUses(ctx context.Context, f store.PlaybookUseFilter) (
 	case f.Limit < 1:
 		return out, fmt.Errorf("playbook uses: limit %d: want 1 or more", f.Limit)
 	}
-	pbs, err := s.store.ListPlaybooks(ctx, s.store.DB, f.Workspace)
-	if err != nil {
-		return out, err
-	}
-	total, found := 0, f.Slug == ""
-	for _, pb := range pbs {
-		if f.Slug != "" && pb.Slug != f.Slug {
-			continue
-		}
-		found = true
-		switch f.Outcome {
-		case store.OutcomeSuccess:
-			total += pb.Successes
-		case store.OutcomeFail:
-			total += pb.Fails
-		default:
-			total += pb.Uses
-		}
-	}
-	if !found {
-		return out, fmt.Errorf("playbook %s of %q: %w", f.Slug, f.Workspace, store.ErrNotFound)
-	}
 	limit, offset := f.Limit, f.Offset
-	f.Limit, f.Offset = 0, 0
-	logged, err := s.store.CountPlaybookUses(ctx, s.store.DB, f)
-	if err != nil {
-		return out, err
-	}
-	out.Uses = useTotals(total, logged)
-	f.Limit, f.Offset = limit+1, offset
-	rows, err := s.store.PlaybookUses(ctx, s.store.DB, f)
+	var rows []store.PlaybookUse
+	// One snapshot: a use reported between the totals and the rows would
+	// make them disagree.
+	err := s.store.ReadTx(ctx, func(tx *sql.Tx) error {
+		pbs, err := s.store.ListPlaybooks(ctx, tx, f.Workspace)
+		if err != nil {
+			return err
+		}
+		total, found := 0, f.Slug == ""
+		for _, pb := range pbs {
+			if f.Slug != "" && pb.Slug != f.Slug {
+				continue
+			}
+			found = true
+			switch f.Outcome {
+			case store.OutcomeSuccess:
+				total += pb.Successes
+			case store.OutcomeFail:
+				total += pb.Fails
+			default:
+				total += pb.Uses
+			}
+		}
+		if !found {
+			return fmt.Errorf("playbook %s of %q: %w", f.Slug, f.Workspace, store.ErrNotFound)
+		}
+		f.Limit, f.Offset = 0, 0
+		logged, err := s.store.CountPlaybookUses(ctx, tx, f)
+		if err != nil {
+			return err
+		}
+		out.Uses = useTotals(total, logged)
+		f.Limit, f.Offset = limit+1, offset
+		rows, err = s.store.PlaybookUses(ctx, tx, f)
+		return err
+	})
 	if err != nil {
 		return out, err
 	}

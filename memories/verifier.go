@@ -8,8 +8,8 @@ import (
 
 // Verifier says who made m's last verification as a sentence says it after
 // "verified by": "an admin (panel)", "an agent", "someone (not recorded)"
-// for a verification made before mull recorded who verifies (migration
-// 035), "no one (…)" for a merge that carries its newest source's record
+// for a verification made before mull recorded who verifies (the
+// verified_by migration), "no one (…)" for a merge that carries its newest source's record
 // time (memory.VerifiedByMerge); "" when m was never verified.
 func Verifier(m memory.Memory) string {
 	switch by := m.VerifiedBy; {

@@ -13,3 +13,6 @@ func (s *Store) SearchStatements(workspaces, terms []string, limit int) (indexed
 
 // ReadDB is the handle the store's read-only reports use (readDB).
 func (s *Store) ReadDB() *sql.DB { return s.readDB() }
+
+// ReadConns is how many connections SQLite's read pool opens at most.
+const ReadConns = readConns

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mullhq/mull/config"
 	"github.com/mullhq/mull/store"
 	"github.com/mullhq/mull/store/storetest"
 )
@@ -56,13 +57,44 @@ func TestReadsBesideTheWriter(t *testing.T) {
 			t.Fatalf("workers after the commit: %+v, %v", ws, err)
 		}
 		if s.Dialect == store.SQLite {
-			_, err := s.ReadDB().ExecContext(ctx, `delete from mull_workers`)
-			if err == nil || !strings.Contains(err.Error(), "readonly") {
-				t.Fatalf("a write on the read pool: %v", err)
+			// Every connection of the pool, held at once so each is its
+			// own, refuses the write: query_only is set per connection.
+			conns := make([]*sql.Conn, store.ReadConns)
+			for i := range conns {
+				c, err := s.ReadDB().Conn(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				conns[i] = c
+			}
+			for i, c := range conns {
+				_, err := c.ExecContext(ctx, `delete from mull_workers`)
+				if err == nil || !strings.Contains(err.Error(), "readonly") {
+					t.Fatalf("a write on the read pool's connection %d: %v", i, err)
+				}
+			}
+			for _, c := range conns {
+				c.Close()
 			}
 			if ws, _ := s.ListWorkers(ctx); len(ws) != 2 {
 				t.Fatalf("the read pool wrote: %+v", ws)
 			}
 		}
 	})
+}
+
+// An in-memory SQLite database is refused, naming it: each of the store's
+// connections (the writer, the read pool, the checkpointer) would open its
+// own empty one.
+func TestOpenRefusesInMemorySQLite(t *testing.T) {
+	for _, path := range []string{":memory:", "file:x?mode=memory&cache=shared"} {
+		s, err := store.Open(context.Background(), config.Database{Dialect: store.SQLite, Path: path})
+		if err == nil {
+			s.Close()
+			t.Fatalf("open %q: no error", path)
+		}
+		if !strings.Contains(err.Error(), "in-memory") || !strings.Contains(err.Error(), path) {
+			t.Fatalf("open %q: %v, want it named and called in-memory", path, err)
+		}
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -61,6 +62,11 @@ func Open(ctx context.Context, db config.Database) (*Store, error) {
 }
 
 func openSQLite(path string) (*Store, error) {
+	if path == ":memory:" || strings.Contains(path, "mode=memory") {
+		// Each connection would open its own empty database: the read
+		// pool and the checkpointer would see no tables.
+		return nil, fmt.Errorf("store: sqlite %q: an in-memory database is not supported; give a file path", path)
+	}
 	if dir := filepath.Dir(path); dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("store: create data directory: %w", err)
@@ -234,12 +240,22 @@ func (s *Store) InTx(ctx context.Context, fn func(tx *sql.Tx) error) (err error)
 	return nil
 }
 
-// readTx runs fn in a read-only transaction on readDB, one snapshot for
-// several reads, and rolls it back.
+// ReadTx runs fn in a read-only transaction on the read handle whose
+// reads all see one snapshot, and rolls it back: for a total read beside
+// the rows that explain it, which must not disagree because a write
+// committed between the two. On SQLite a deferred transaction keeps the
+// snapshot of its first read (WAL); on Postgres it is REPEATABLE READ.
+func (s *Store) ReadTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	return s.readTx(ctx, fn)
+}
+
 func (s *Store) readTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	// SQLite's read pool refuses writes itself (query_only) and its driver
-	// takes no read-only option.
-	opts := &sql.TxOptions{ReadOnly: s.reads == nil && s.Dialect == Postgres}
+	// takes no read-only option or isolation level.
+	opts := &sql.TxOptions{}
+	if s.Dialect == Postgres {
+		opts = &sql.TxOptions{ReadOnly: true, Isolation: sql.LevelRepeatableRead}
+	}
 	tx, err := s.readDB().BeginTx(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("store: begin read: %w", err)

@@ -111,7 +111,9 @@ func memoryUseWhere(f MemoryUseFilter) (string, []any) {
 	}
 	if f.JobID != 0 {
 		args = append(args, f.JobID)
-		conds = append(conds, "job_id = $"+strconv.Itoa(len(args)))
+		// "job_id <> 0" lets the planner use the partial index on a
+		// parameter it cannot see is non-zero.
+		conds = append(conds, "job_id = $"+strconv.Itoa(len(args))+" and job_id <> 0")
 	}
 	return strings.Join(conds, " and "), args
 }

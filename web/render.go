@@ -247,6 +247,8 @@ var funcs = template.FuncMap{
 	"json":  toJSON,
 	"dict":  dict,
 	"add":   func(a, b int) int { return a + b },
+	// sessionPath is a session page's path, its id escaped.
+	"sessionPath": sessionPath,
 	"navItems": func() any {
 		return navItems
 	},

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"database/sql"
 	"errors"
 	"net/http"
 	"strconv"
@@ -86,20 +87,27 @@ func (p *Panel) memoryUses(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx, st := r.Context(), p.deps.Store
 	v := memoryUsesView{Pager: pager(r, usesPer)}
-	if v.M, err = st.GetMemory(ctx, st.DB, id); errors.Is(err, store.ErrNotFound) {
+	var rows []store.MemoryUse
+	// One snapshot: a search committing between the total and its rows
+	// would make them disagree.
+	err = st.ReadTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if v.M, err = st.GetMemory(ctx, tx, id); err != nil {
+			return err
+		}
+		f := store.MemoryUseFilter{MemoryID: id}
+		logged, err := st.CountMemoryUses(ctx, tx, f)
+		if err != nil {
+			return err
+		}
+		v.Totals = totals(v.M.Uses, logged)
+		f.Limit, f.Offset = v.Pager.Limit(), v.Pager.Offset()
+		rows, err = st.MemoryUses(ctx, tx, f)
+		return err
+	})
+	if errors.Is(err, store.ErrNotFound) {
 		return Errorf(http.StatusNotFound, "no memory %d: it was never recorded (nothing is deleted, so the id is wrong)", id)
 	} else if err != nil {
-		return err
-	}
-	f := store.MemoryUseFilter{MemoryID: id}
-	logged, err := st.CountMemoryUses(ctx, st.DB, f)
-	if err != nil {
-		return err
-	}
-	v.Totals = totals(v.M.Uses, logged)
-	f.Limit, f.Offset = v.Pager.Limit(), v.Pager.Offset()
-	rows, err := st.MemoryUses(ctx, st.DB, f)
-	if err != nil {
 		return err
 	}
 	v.Uses = useRows(rows[:v.Pager.Trim(len(rows))])
@@ -110,16 +118,24 @@ func (p *Panel) memoryUses(w http.ResponseWriter, r *http.Request) error {
 // few.
 func (p *Panel) memoryUseSummary(r *http.Request, v *memoryView) error {
 	ctx, st := r.Context(), p.deps.Store
-	f := store.MemoryUseFilter{MemoryID: v.M.ID}
-	logged, err := st.CountMemoryUses(ctx, st.DB, f)
-	if err != nil {
+	// The total is read again with its rows, in one snapshot: the page's
+	// memory was read before, and a search may have used it since.
+	return st.ReadTx(ctx, func(tx *sql.Tx) error {
+		m, err := st.GetMemory(ctx, tx, v.M.ID)
+		if err != nil {
+			return err
+		}
+		f := store.MemoryUseFilter{MemoryID: v.M.ID}
+		logged, err := st.CountMemoryUses(ctx, tx, f)
+		if err != nil {
+			return err
+		}
+		v.UseTotals = totals(m.Uses, logged)
+		f.Limit = memoryUsesShown
+		rows, err := st.MemoryUses(ctx, tx, f)
+		v.Uses = useRows(rows)
 		return err
-	}
-	v.UseTotals = totals(v.M.Uses, logged)
-	f.Limit = memoryUsesShown
-	rows, err := st.MemoryUses(ctx, st.DB, f)
-	v.Uses = useRows(rows)
-	return err
+	})
 }
 
 // playbookUsesView is /playbooks/uses: a workspace's logged playbook uses,

@@ -296,6 +296,8 @@ func newMemoryVerifyCmd(g *globals) *cobra.Command {
 when it was verified before) and its src becomes user. A memory a retro or
 consolidation wrote scores at most importance 5 until a person vouches for
 it, and a memory's freshness (its TTL) runs from when it was last verified.
+The memory records who verified it: "admin (cli)" (the panel records
+"admin (panel)", the admin API "admin (api)", the agent "agent").
 A forgotten or quarantined memory cannot be verified. Exit status: 1 for a
 memory that does not exist or cannot be verified, 2 for a bad id.`,
 		Args: cobra.ExactArgs(1),

@@ -202,7 +202,7 @@ func printRetroRows(w io.Writer, c retrosession.Counts) {
 	ids("bumped", c.BumpedIDs)
 	ids("invalidated", c.InvalidatedIDs)
 	for _, r := range c.RejectedItems {
-		fmt.Fprintf(w, "  rejected:  %s: %s\n", r.Field, r.Reason)
+		fmt.Fprintf(w, "  rejected:  %s: %s\n", termSafe(r.Field), termSafe(r.Reason))
 	}
 	if !c.Rows && c.Added+c.Bumped+c.Invalidated+c.Rejected > 0 {
 		fmt.Fprintln(w, "  note:      this retro ran before mull kept the ids behind its counts")

@@ -24,7 +24,7 @@ func newMemoryUsesCmd(g *globals) *cobra.Command {
 returned it (search), a write of the same text (write), a moved memory that
 repeated it (move), a retro's or a reflection's repeat (retro, reflection,
 with the job and the session). Uses counted before mull kept this log, or
-carried over when the memory was written (a move, a merge, an import), are
+carried over when the memory was written (a move, a promotion, a merge, an import), are
 in its total but have no row: the first line says how many.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

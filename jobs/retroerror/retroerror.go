@@ -168,7 +168,7 @@ func (h *Hook) SessionEnded(ctx context.Context, tx *sql.Tx, client *engine.Clie
 		}
 		if len(folded) > 0 {
 			h.logger().Info("error retro folded into the session retro", "session_id", s.ID)
-			state.Count = max(state.Count-1, 0)
+			state.Count = max(state.Count-len(folded), 0)
 		} else if min := state.LastScheduledAt.Add(rules.MinGap); min.After(at) {
 			at = min
 		}
